@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/viper"
+
+	"github.com/agentskills/agent/registry"
+)
+
+// Config is the resolved configuration: $AGENT_HOME/config.yaml, then
+// environment variables, then flags (SPEC §6).
+type Config struct {
+	Home            string        // AGENT_HOME
+	Skills          string        // AGENT_SKILLS, falling back to skills.enabled in config.yaml
+	ScriptTimeout   time.Duration // AGENT_SCRIPT_TIMEOUT, seconds
+	MaxScriptOutput int64         // AGENT_MAX_SCRIPT_OUTPUT, bytes
+	UV              string        // AGENT_UV
+	LogLevel        string        // AGENT_LOG_LEVEL
+}
+
+// Factory hands commands what they need, built lazily so that a command pays
+// only for what it uses.
+type Factory struct {
+	IO *IOStreams
+
+	// LookupEnv and Executable are seams for tests.
+	LookupEnv  func(string) (string, bool)
+	Executable func() (string, error)
+
+	configOnce sync.Once
+	config     *Config
+	configErr  error
+}
+
+// NewFactory returns a Factory wired to the real process.
+func NewFactory(ios *IOStreams) *Factory {
+	return &Factory{IO: ios, LookupEnv: os.LookupEnv, Executable: selfExecutable}
+}
+
+// Config loads configuration once per process.
+func (f *Factory) Config() (*Config, error) {
+	f.configOnce.Do(func() { f.config, f.configErr = f.loadConfig() })
+	return f.config, f.configErr
+}
+
+// Store opens the registry under AGENT_HOME.
+func (f *Factory) Store() (*registry.Store, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	return registry.NewStore(cfg.Home), nil
+}
+
+func (f *Factory) loadConfig() (*Config, error) {
+	home := f.getenv("AGENT_HOME")
+	if home == "" {
+		userHome, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("find home directory: %w (set AGENT_HOME)", err)
+		}
+		home = filepath.Join(userHome, ".agent")
+	}
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return nil, fmt.Errorf("resolve AGENT_HOME: %w", err)
+	}
+
+	v := viper.New()
+	v.SetDefault("script_timeout", 60)
+	v.SetDefault("max_script_output", 1<<20)
+	v.SetDefault("log_level", "warn")
+	path := filepath.Join(home, "config.yaml")
+	if _, statErr := os.Stat(path); statErr == nil {
+		v.SetConfigFile(path)
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("read %s: %w (fix the YAML or remove the file)", path, err)
+		}
+	}
+	// Environment variables override the file. Read through LookupEnv so
+	// tests can inject them.
+	for key, env := range map[string]string{
+		"script_timeout":    "AGENT_SCRIPT_TIMEOUT",
+		"max_script_output": "AGENT_MAX_SCRIPT_OUTPUT",
+		"uv":                "AGENT_UV",
+		"log_level":         "AGENT_LOG_LEVEL",
+	} {
+		if val := f.getenv(env); val != "" {
+			v.Set(key, val)
+		}
+	}
+
+	cfg := &Config{Home: home, UV: v.GetString("uv"), LogLevel: strings.ToLower(v.GetString("log_level"))}
+	// AGENT_SKILLS="" means "no skills" and must not fall back to config.yaml.
+	if s, ok := f.LookupEnv("AGENT_SKILLS"); ok {
+		cfg.Skills = s
+	} else {
+		cfg.Skills = v.GetString("skills.enabled")
+	}
+	secs := v.GetFloat64("script_timeout")
+	if secs <= 0 {
+		return nil, fmt.Errorf("AGENT_SCRIPT_TIMEOUT must be a positive number of seconds, got %q", v.GetString("script_timeout"))
+	}
+	cfg.ScriptTimeout = time.Duration(secs * float64(time.Second))
+	cfg.MaxScriptOutput = v.GetInt64("max_script_output")
+	if cfg.MaxScriptOutput <= 0 {
+		return nil, fmt.Errorf("AGENT_MAX_SCRIPT_OUTPUT must be a positive number of bytes, got %q", v.GetString("max_script_output"))
+	}
+	return cfg, nil
+}
+
+func (f *Factory) getenv(key string) string {
+	v, _ := f.LookupEnv(key)
+	return v
+}
+
+// selfExecutable finds the agent binary for re-executing built-in plugins.
+// os.Args[0] wins over os.Executable so that a binary reached through a
+// symlink named "agent" (as testscript does) is run under that name.
+func selfExecutable() (string, error) {
+	arg0 := os.Args[0]
+	if strings.ContainsRune(arg0, os.PathSeparator) {
+		return filepath.Abs(arg0)
+	}
+	if p, err := exec.LookPath(arg0); err == nil {
+		return filepath.Abs(p)
+	}
+	return os.Executable()
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Main runs the agent CLI on the process's own streams and returns the exit
+// code: 0 success, 1 failure, 2 usage error.
+func Main() int {
+	return Run(context.Background(), NewFactory(System()), os.Args[1:])
+}
+
+// Run executes one command line. Tests call it with a Factory over buffers.
+func Run(ctx context.Context, f *Factory, args []string) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	root := NewCmdRoot(f)
+	root.SetArgs(args)
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	err := root.ExecuteContext(ctx)
+	return exitCode(f.IO, err)
+}
+
+// NewCmdRoot builds the command tree.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agent",
+		Short: "Install, run and inspect skills for AI agents",
+		Long: `agent installs skills from git, pins each to a commit, and runs their Go
+plugins and PEP 723 scripts for an AI agent.
+
+Start with:
+  agent skill add <git-url> --trust   install a skill
+  export AGENT_SKILLS=all             activate trusted skills
+  agent tools                          see what the model can call
+  agent call <tool> '{"arg": 1}'       call one`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+
+	skill := &cobra.Command{
+		Use:   "skill",
+		Short: "Manage installed skills (add, update, remove, list, info, trust)",
+		Args:  noArgs,
+	}
+	root.AddCommand(skill, newCmdVersion(f, nil))
+	// Each group of commands registers itself from its own files.
+	addSkillCommands(skill, f)
+	addToolCommands(root, f)
+	addDisclosureCommands(root, skill, f)
+	return root
+}
+
+// usageError marks a bad command line: exit code 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErr(err error) error { return &usageError{err} }
+
+// errSilent is returned by a command that has already told the user what went
+// wrong (for example `agent call` printing a failed result).
+var errSilent = errors.New("silent failure")
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr(fmt.Errorf("%q takes no arguments, got %q; see '%s --help'", cmd.CommandPath(), args[0], cmd.CommandPath()))
+	}
+	return nil
+}
+
+// exactArgs is cobra.ExactArgs with a usage error and a hint.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr(fmt.Errorf("%s needs %s; see '%s --help'", cmd.CommandPath(), what, cmd.CommandPath()))
+		}
+		return nil
+	}
+}
+
+func exitCode(ios *IOStreams, err error) int {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, errSilent) {
+		return 1
+	}
+	var ue *usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		fmt.Fprintf(ios.ErrOut, "agent: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(ios.ErrOut, "agent: %s\n", describe(err))
+	return 1
+}
