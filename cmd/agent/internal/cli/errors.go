@@ -1,6 +1,12 @@
 package cli
 
-import "strings"
+import (
+	"errors"
+	"strings"
+
+	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/registry"
+)
 
 // describe turns an error from a library package into the words a user sees:
 // what happened, then what to do next. Library errors carry the operation;
@@ -20,7 +26,8 @@ type hint struct {
 	advice string
 }
 
-// hints is filled in by the files that own the errors (see init functions).
+// hints is filled in by init functions: the ones below for the registry,
+// the host and the skill commands, others beside the commands that own them.
 var hints []hint
 
 // isCobraUsage recognises cobra's own argument errors, which are not typed.
@@ -32,4 +39,80 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// Errors of the CLI itself. Their advice is below, with the library ones.
+var (
+	errUntrustedNoTTY = errors.New("the skill is not trusted and there is no terminal to ask on")
+	errUpdateNoTTY    = errors.New("confirmation needed and there is no terminal to ask on")
+	errRemoveNoTTY    = errors.New("confirmation needed and there is no terminal to ask on")
+	errBundledFixed   = errors.New("bundled skills ship inside the agent binary and are always trusted")
+	errUnknownTool    = errors.New("unknown tool")
+	errToolNotActive  = errors.New("tool not active")
+)
+
+// kindError is an error whose message is complete by itself but that still
+// matches a sentinel with errors.Is.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+// isUnless matches target unless the message already contains one of the
+// phrases, that is, unless the library already gave that advice.
+func isUnless(target error, phrases ...string) func(error) bool {
+	return func(err error) bool {
+		if !errors.Is(err, target) {
+			return false
+		}
+		msg := err.Error()
+		for _, p := range phrases {
+			if strings.Contains(msg, p) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func is(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
+// The advice for each error a user can meet, in the order checked: the first
+// match wins, so more specific errors come first.
+func init() {
+	hints = append(hints,
+		hint{is(errUntrustedNoTTY), "pass --trust to install it as trusted, or --yes to install it untrusted"},
+		hint{is(errUpdateNoTTY), "pass --yes to update without asking, or --dry-run to only see the change"},
+		hint{is(errRemoveNoTTY), "pass --yes to remove it without asking"},
+		hint{is(errCanceled), "nothing was changed"},
+		hint{is(errBundledFixed), "leave it out of AGENT_SKILLS to disable it, or install a skill with the same name to override it"},
+		hint{is(errBuildFailed), "fix the compile errors above in the skill's repository (or ask its author), then run the command again; nothing was installed"},
+		hint{is(errGoMissing), "this skill's plugin is built from source: install Go from https://go.dev/dl and make sure 'go' is on PATH"},
+		hint{is(errBadPluginPath), "the skill's SKILL.md names a plugin that cannot be used; check it with 'agent skill validate <dir>'"},
+		hint{is(errDescribe), "the plugin must serve the agent SDK (sdk.Serve in its main); run with AGENT_LOG_LEVEL=debug to see its output"},
+
+		hint{isUnless(registry.ErrCorrupt, "move it away"), "the file was left untouched: restore it from a backup, or move it away and add your skills again"},
+		hint{isUnless(registry.ErrIncompatible, "upgrade agent", "older agent"), "pick a version of the skill that supports this agent with --version, or upgrade agent"},
+		hint{is(registry.ErrInvalidManifest), "run 'agent skill validate <dir>' on the skill to see every problem"},
+		hint{isUnless(registry.ErrInvalidName, "use 1-"), "skill names use 1-64 letters, digits, '-' or '_'"},
+		hint{isUnless(registry.ErrNotFound, "agent skill list"), "'agent skill list' shows what is installed"},
+		hint{is(registry.ErrAlreadyInstalled), "to keep both, add the second copy under another name with --name"},
+		hint{isUnless(registry.ErrUnsupportedSource, "use an https", "use https", "give an https"), "give an https, http, ssh, git or file URL, a local path to a git repository, or owner/repo for GitHub"},
+		hint{is(registry.ErrRepoNotFound), "for a private repository, check that you have access"},
+		hint{is(registry.ErrAuthRequired), "the repository needs credentials: use an ssh URL with a loaded key, or a git credential helper for https"},
+		hint{is(registry.ErrUnreachable), "check your network connection and the host name, then try again"},
+		hint{isUnless(registry.ErrNoSkill, "a skill needs a SKILL.md"), "name one of the skills found as the [skill] argument: agent skill add <source> <skill>"},
+		hint{is(registry.ErrAmbiguousSkill), "name the one you want as the [skill] argument: agent skill add <source> <skill>"},
+		hint{is(registry.ErrRefNotFound), "check the branch, tag or SHA given with --ref or source@ref"},
+		hint{is(registry.ErrNoMatchingVersion), "relax the version constraint, or pick a branch or tag with --ref"},
+
+		hint{is(host.ErrTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
+		hint{is(host.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},
+		hint{is(host.ErrStart), "run with AGENT_LOG_LEVEL=debug to see the plugin's output"},
+	)
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/viper"
 
 	"github.com/agentskills/agent/registry"
@@ -30,8 +31,10 @@ type Config struct {
 type Factory struct {
 	IO *IOStreams
 
-	// LookupEnv and Executable are seams for tests.
+	// LookupEnv, Environ and Executable are seams for tests. Environ is
+	// what plugins and scripts get a filtered copy of.
 	LookupEnv  func(string) (string, bool)
+	Environ    func() []string
 	Executable func() (string, error)
 
 	configOnce sync.Once
@@ -41,7 +44,33 @@ type Factory struct {
 
 // NewFactory returns a Factory wired to the real process.
 func NewFactory(ios *IOStreams) *Factory {
-	return &Factory{IO: ios, LookupEnv: os.LookupEnv, Executable: selfExecutable}
+	return &Factory{IO: ios, LookupEnv: os.LookupEnv, Environ: os.Environ, Executable: selfExecutable}
+}
+
+func (f *Factory) environ() []string {
+	if f.Environ == nil {
+		return nil
+	}
+	return f.Environ()
+}
+
+// installer returns the Prepare step of add and update.
+func (f *Factory) installer() (*installer, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	return newInstaller(f.environ, f.logger(cfg)), nil
+}
+
+// logger is the host's logger: plugin output and host events on stderr at
+// AGENT_LOG_LEVEL (default warn).
+func (f *Factory) logger(cfg *Config) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:   "agent",
+		Level:  hclog.LevelFromString(cfg.LogLevel),
+		Output: f.IO.ErrOut,
+	})
 }
 
 // Config loads configuration once per process.

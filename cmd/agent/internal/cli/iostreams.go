@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"os"
@@ -18,6 +19,18 @@ type IOStreams struct {
 	StdinTTY  bool
 	StdoutTTY bool
 	StderrTTY bool
+
+	// lines buffers In for answers to questions, so that several questions
+	// in one command never lose typed-ahead input between readers.
+	lines *bufio.Reader
+}
+
+// ReadLine reads one line of input, for answers to questions.
+func (s *IOStreams) ReadLine() (string, error) {
+	if s.lines == nil {
+		s.lines = bufio.NewReader(s.In)
+	}
+	return s.lines.ReadString('\n')
 }
 
 // System returns the process's own streams.

@@ -1,0 +1,88 @@
+// Package bundled holds the skills that ship inside the agent binary. They
+// are always trusted, and an installed skill with the same canonical name
+// overrides one of them.
+//
+// Each bundled skill is a folder under skills/ with a SKILL.md, embedded
+// with go:embed. Start with Entries (what `agent check` and AGENT_SKILLS
+// see) and Manifest (the parsed SKILL.md, body included).
+package bundled
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"sync"
+
+	"github.com/agentskills/agent/registry"
+)
+
+//go:embed skills/*/SKILL.md
+var files embed.FS
+
+type skill struct {
+	entry    registry.Entry
+	manifest *registry.Manifest
+}
+
+// load parses every bundled SKILL.md once. A broken one is a bug caught by
+// the tests, so it panics rather than hiding the skill.
+var load = sync.OnceValue(func() map[string]skill {
+	dirs, err := fs.ReadDir(files, "skills")
+	if err != nil {
+		panic(fmt.Sprintf("bundled skills: %v", err))
+	}
+	out := map[string]skill{}
+	for _, d := range dirs {
+		file := path.Join("skills", d.Name(), registry.ManifestFile)
+		data, err := files.ReadFile(file)
+		if err != nil {
+			panic(fmt.Sprintf("bundled skills: %v", err))
+		}
+		m, _, err := registry.ParseManifest("bundled:"+file, data)
+		if err != nil {
+			panic(fmt.Sprintf("bundled skills: %v", err))
+		}
+		canon, err := registry.Canonical(m.Name)
+		if err != nil {
+			panic(fmt.Sprintf("bundled skills: %v", err))
+		}
+		out[canon] = skill{
+			entry: registry.Entry{
+				Name:        m.Name,
+				Canonical:   canon,
+				Source:      registry.SourceBundled,
+				Version:     m.Version,
+				Trusted:     true,
+				Description: m.Description,
+			},
+			manifest: m,
+		}
+	}
+	return out
+})
+
+// Entries returns registry entries (Source "bundled", Trusted true) for every
+// bundled skill, sorted by canonical name. Path is empty: a bundled skill has
+// no folder on disk.
+func Entries() []registry.Entry {
+	all := load()
+	out := make([]registry.Entry, 0, len(all))
+	for _, s := range all {
+		out = append(out, s.entry)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Canonical < out[j].Canonical })
+	return out
+}
+
+// Manifest parses the SKILL.md of the bundled skill with this canonical name.
+// It returns registry.ErrNotFound (wrapped) when there is none. The manifest
+// is shared: callers must not modify it.
+func Manifest(canonical string) (*registry.Manifest, error) {
+	s, ok := load()[canonical]
+	if !ok {
+		return nil, fmt.Errorf("bundled skill %q: %w", canonical, registry.ErrNotFound)
+	}
+	return s.manifest, nil
+}

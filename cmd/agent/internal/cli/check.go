@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/registry"
+)
+
+type checkOptions struct {
+	IO   *IOStreams
+	View func(context.Context) (*skillView, error)
+
+	JSON bool
+}
+
+func newCmdCheck(f *Factory, runF func(context.Context, *checkOptions) error) *cobra.Command {
+	opts := &checkOptions{IO: f.IO, View: f.loadSkillView}
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Show which skills are active, and why the others are not",
+		Long: dedent(`
+			List every installed and bundled skill with its state: active, or
+			inactive and why (not in AGENT_SKILLS, untrusted, incompatible with
+			this agent version, or SKILL.md failed to load), how many scripts and
+			plugin tools it has, the commit it is pinned to and whether it is
+			trusted. Then each load failure with its reason, and a hint on how to
+			enable the skills that are off.
+
+			Nothing is started and no script is read. The exit status is 1 when a
+			skill that AGENT_SKILLS selects cannot be used (it failed to load or
+			is incompatible), so check works as a health check. 'agent --check'
+			is the same command.
+		`),
+		Example: dedent(`
+			$ AGENT_SKILLS=all agent check
+			$ agent check --json | jq '.skills[] | select(.active)'
+		`),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return checkRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+// checkSkillJSON is one skill of `agent check --json`.
+type checkSkillJSON struct {
+	Name      string `json:"name"`
+	Canonical string `json:"canonical"`
+	Source    string `json:"source"`
+	Active    bool   `json:"active"`
+	Reason    string `json:"reason,omitempty"` // not_in_agent_skills, untrusted, incompatible, load_failed
+	Detail    string `json:"detail,omitempty"`
+	Scripts   int    `json:"scripts"`
+	Tools     int    `json:"tools"`
+	CommitSHA string `json:"commit_sha,omitempty"`
+	Trusted   bool   `json:"trusted"`
+	Version   string `json:"version,omitempty"`
+	// Invocable says who may invoke an active skill: "both", "person"
+	// (disable-model-invocation) or "model" (user-invocable: false).
+	Invocable string `json:"invocable,omitempty"`
+}
+
+type checkFailureJSON struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+type checkJSON struct {
+	AgentVersion string             `json:"agent_version"`
+	AgentSkills  string             `json:"agent_skills"`
+	Skills       []checkSkillJSON   `json:"skills"`
+	Failures     []checkFailureJSON `json:"failures"`
+	Warnings     []string           `json:"warnings"`
+	Hints        []string           `json:"hints"`
+}
+
+func checkRun(ctx context.Context, opts *checkOptions) error {
+	v, err := opts.View(ctx)
+	if err != nil {
+		return err
+	}
+	report := buildCheck(v)
+	if opts.JSON {
+		if err := writeJSON(opts.IO.Out, report); err != nil {
+			return err
+		}
+	} else {
+		for _, w := range report.Warnings {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", w)
+		}
+		if err := writeCheck(opts.IO.Out, report); err != nil {
+			return err
+		}
+	}
+	for _, s := range v.Skills {
+		if s.Selected && (s.Reason == reasonLoadFailed || s.Reason == reasonIncompatible) {
+			return errSilent
+		}
+	}
+	return nil
+}
+
+func buildCheck(v *skillView) checkJSON {
+	r := checkJSON{
+		AgentVersion: Version,
+		AgentSkills:  v.Spec,
+		Skills:       []checkSkillJSON{},
+		Failures:     []checkFailureJSON{},
+		Warnings:     append([]string{}, v.Warnings...),
+		Hints:        []string{},
+	}
+	installed, activeInstalled, untrusted := 0, 0, []string{}
+	for _, s := range v.Skills {
+		e := s.Entry
+		version := e.Version
+		if version == "" && s.Manifest != nil {
+			version = s.Manifest.Version
+		}
+		invocable := ""
+		if s.Manifest != nil {
+			t := triggers(s.Manifest)
+			switch {
+			case t.DisableModelInvocation && !t.UserInvocable:
+				invocable = "none"
+			case t.DisableModelInvocation:
+				invocable = "person"
+			case !t.UserInvocable:
+				invocable = "model"
+			default:
+				invocable = "both"
+			}
+		}
+		r.Skills = append(r.Skills, checkSkillJSON{
+			Invocable: invocable,
+			Name:      e.Name, Canonical: e.Canonical, Source: e.Source,
+			Active: s.Active, Reason: s.Reason, Detail: s.Detail,
+			Scripts: s.Scripts, Tools: len(e.Tools),
+			CommitSHA: e.CommitSHA, Trusted: e.Trusted || e.Source == registry.SourceBundled,
+			Version: version,
+		})
+		if s.Reason == reasonLoadFailed || s.Reason == reasonIncompatible {
+			r.Failures = append(r.Failures, checkFailureJSON{Name: e.Canonical, Reason: s.Detail})
+		}
+		if e.Source != registry.SourceBundled {
+			installed++
+			if s.Active {
+				activeInstalled++
+			}
+			if s.Reason == reasonUntrusted {
+				untrusted = append(untrusted, e.Canonical)
+			}
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(v.Spec)) {
+	case "", "none":
+		r.Hints = append(r.Hints, "No skills are active because AGENT_SKILLS is not set (or is none).")
+	case "all":
+		if activeInstalled == 0 {
+			if installed == 0 {
+				r.Warnings = append(r.Warnings, "AGENT_SKILLS=all found no installed skill, only the bundled ones; install one with 'agent skill add <source> --trust'")
+			} else {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("AGENT_SKILLS=all found no trusted skill among the %d installed; trust one with 'agent skill trust <name>', or use AGENT_SKILLS=all-untrusted", installed))
+			}
+		}
+	}
+	if h := activateHint(v); h != "" {
+		r.Hints = append(r.Hints, h)
+	}
+	if len(untrusted) > 0 {
+		r.Hints = append(r.Hints, "To trust: agent skill trust "+untrusted[0]+" (then name it in AGENT_SKILLS, or use AGENT_SKILLS=all)")
+	}
+	return r
+}
+
+func writeCheck(w io.Writer, r checkJSON) error {
+	spec := r.AgentSkills
+	if spec == "" {
+		spec = "(not set)"
+	}
+	fmt.Fprintf(w, "agent %s, AGENT_SKILLS=%s\n\n", r.AgentVersion, spec)
+	t := newTable(w, "SKILL", "STATUS", "SCRIPTS", "TOOLS", "SHA", "TRUST")
+	for _, s := range r.Skills {
+		status := "active"
+		switch s.Invocable {
+		case "person":
+			status = "active (person only)"
+		case "model":
+			status = "active (model only)"
+		case "none":
+			status = "active (nobody may invoke)"
+		}
+		switch s.Reason {
+		case reasonNotSelected:
+			status = "off: not in AGENT_SKILLS"
+		case reasonUntrusted:
+			status = "off: untrusted"
+		case reasonIncompatible:
+			status = "off: incompatible version"
+		case reasonLoadFailed:
+			status = "off: load failed"
+		}
+		trust := "untrusted"
+		switch {
+		case s.Source == registry.SourceBundled:
+			trust = "bundled"
+		case s.Trusted:
+			trust = "trusted"
+		}
+		t.row(s.Canonical, status, strconv.Itoa(s.Scripts), strconv.Itoa(s.Tools), shortSHA(s.CommitSHA), trust)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(r.Failures) > 0 {
+		fmt.Fprintln(w, "\nCould not load:")
+		for _, f := range r.Failures {
+			fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Reason)
+		}
+	}
+	if len(r.Hints) > 0 {
+		fmt.Fprintln(w)
+		for _, h := range r.Hints {
+			fmt.Fprintln(w, h)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestCheckGolden(t *testing.T) {
+	t.Parallel()
+	home := writeFixtureHome(t, fixtureSkills())
+	tests := []struct {
+		name   string
+		skills string
+		args   []string
+	}{
+		{"check_all_human", "all", []string{"check"}},
+		{"check_all_json", "all", []string{"check", "--json"}},
+		{"check_unset_human", "", []string{"check"}},
+		{"check_named_human", "good,untrusted_one,nope", []string{"--check"}},
+		{"check_untrusted_all_json", "all-untrusted", []string{"--check", "--json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"AGENT_HOME": home}
+			if tt.skills != "" {
+				env["AGENT_SKILLS"] = tt.skills
+			}
+			out, errOut, code := runInProcess(t, env, tt.args...)
+			checkGolden(t, tt.name, goldenTranscript(home, out, errOut, code))
+		})
+	}
+}
+
+func TestCheckReasons(t *testing.T) {
+	t.Parallel()
+	home := writeFixtureHome(t, fixtureSkills())
+	out, _, code := runInProcess(t, map[string]string{"AGENT_HOME": home, "AGENT_SKILLS": "all"}, "check", "--json")
+	if code != 1 {
+		t.Errorf("exit %d, want 1: broken and future are selected by all and cannot load", code)
+	}
+	var r checkJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	want := map[string]struct {
+		active  bool
+		reason  string
+		scripts int
+		tools   int
+	}{
+		"good":            {true, "", 2, 1},
+		"untrusted-one":   {false, reasonUntrusted, 1, 0},
+		"future":          {false, reasonIncompatible, 0, 0},
+		"broken":          {false, reasonLoadFailed, 0, 0},
+		"deploy":          {true, "", 0, 0},
+		"skill-authoring": {true, "", 0, 0},
+	}
+	if len(r.Skills) != len(want) {
+		t.Fatalf("%d skills, want %d: %+v", len(r.Skills), len(want), r.Skills)
+	}
+	for _, s := range r.Skills {
+		w, ok := want[s.Canonical]
+		if !ok || s.Active != w.active || s.Reason != w.reason || s.Scripts != w.scripts || s.Tools != w.tools {
+			t.Errorf("%s: got active=%v reason=%q scripts=%d tools=%d, want %+v", s.Canonical, s.Active, s.Reason, s.Scripts, s.Tools, w)
+		}
+	}
+	if len(r.Failures) != 2 || !strings.Contains(r.Failures[0].Reason+r.Failures[1].Reason, "99.0.0") {
+		t.Errorf("failures = %+v, want broken and future with reasons", r.Failures)
+	}
+}
+
+func TestCheckWarnsWhenAllFindsNoTrustedSkill(t *testing.T) {
+	t.Parallel()
+	skills := fixtureSkills()[1:2] // only the untrusted one
+	home := writeFixtureHome(t, skills)
+	out, errOut, code := runInProcess(t, map[string]string{"AGENT_HOME": home, "AGENT_SKILLS": "all"}, "check")
+	if code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	if !strings.Contains(errOut, "warning: AGENT_SKILLS=all found no trusted skill among the 1 installed") {
+		t.Errorf("no warning on stderr:\n%s", errOut)
+	}
+	if !strings.Contains(out, "To trust: agent skill trust untrusted-one") {
+		t.Errorf("no trust hint:\n%s", out)
+	}
+}
+
+func TestCheckInstalledOverridesBundled(t *testing.T) {
+	t.Parallel()
+	skills := []fixtureSkill{{
+		entry: fixtureSkills()[0].entry,
+		files: map[string]string{"SKILL.md": "---\nname: Skill_Authoring\ndescription: My own authoring guide.\n---\nMine.\n"},
+	}}
+	skills[0].entry.Name, skills[0].entry.Canonical = "Skill_Authoring", "skill-authoring"
+	home := writeFixtureHome(t, skills)
+	env := map[string]string{"AGENT_HOME": home, "AGENT_SKILLS": "skill-authoring"}
+	out, _, _ := runInProcess(t, env, "check", "--json")
+	var r checkJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Skills) != 1 || r.Skills[0].Source != "git" || !r.Skills[0].Active {
+		t.Fatalf("want the installed skill-authoring only, active: %+v", r.Skills)
+	}
+	body, _, code := runInProcess(t, env, "skill", "show", "skill-authoring")
+	if code != 0 || body != "Mine.\n" {
+		t.Fatalf("skill show = %q (exit %d), want the installed body", body, code)
+	}
+	prompt, _, _ := runInProcess(t, env, "prompt")
+	if !strings.Contains(prompt, "- skill-authoring: My own authoring guide.") {
+		t.Fatalf("prompt does not use the installed description:\n%s", prompt)
+	}
+}

@@ -1,0 +1,407 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/sdk"
+)
+
+// testFactory is a Factory over buffers with the given environment.
+func testFactory(t *testing.T, env map[string]string) (f *Factory, out, errOut *bytes.Buffer) {
+	t.Helper()
+	ios, _, out, errOut := TestIO()
+	f = &Factory{
+		IO:         ios,
+		LookupEnv:  func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Environ:    func() []string { return nil },
+		Executable: os.Executable,
+	}
+	return f, out, errOut
+}
+
+func TestDedent(t *testing.T) {
+	t.Parallel()
+	got := dedent(`
+		first
+		  indented
+
+		last
+	`)
+	want := "first\n  indented\n\nlast"
+	if got != want {
+		t.Fatalf("dedent = %q, want %q", got, want)
+	}
+}
+
+func TestShortSHA(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, in, want string }{
+		{"full", "0123456789abcdef", "0123456"},
+		{"short", "abc", "abc"},
+		{"empty", "", "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := shortSHA(tc.in); got != tc.want {
+				t.Fatalf("shortSHA(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSourceFromArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, raw, ref, version string
+		wantRef, wantConstraint string
+		wantUsage               bool
+		wantErr                 error
+	}{
+		{name: "constraint after @", raw: "https://example.com/r.git@^1", wantConstraint: "^1"},
+		{name: "tag after @", raw: "https://example.com/r.git@v1.2.0", wantRef: "v1.2.0"},
+		{name: "ref flag", raw: "https://example.com/r.git", ref: "main", wantRef: "main"},
+		{name: "version flag", raw: "https://example.com/r.git", version: ">=1, <2", wantConstraint: ">=1, <2"},
+		{name: "both flags", raw: "x", ref: "main", version: "^1", wantUsage: true},
+		{name: "flag and @", raw: "https://example.com/r.git@^1", ref: "main", wantUsage: true},
+		{name: "ext transport", raw: "ext::sh -c id", wantErr: registry.ErrUnsupportedSource},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src, err := sourceFromArgs(tc.raw, tc.ref, tc.version)
+			var ue *usageError
+			switch {
+			case tc.wantUsage:
+				if !errors.As(err, &ue) {
+					t.Fatalf("err = %v, want a usage error", err)
+				}
+				return
+			case tc.wantErr != nil:
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				return
+			case err != nil:
+				t.Fatal(err)
+			}
+			if src.Ref != tc.wantRef || src.Constraint != tc.wantConstraint {
+				t.Fatalf("ref, constraint = %q, %q; want %q, %q", src.Ref, src.Constraint, tc.wantRef, tc.wantConstraint)
+			}
+		})
+	}
+}
+
+func TestCommandPath(t *testing.T) {
+	t.Parallel()
+	skill := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "evil")
+	mustWrite(t, outside, "#!/bin/sh\n", 0o755)
+	mustWrite(t, filepath.Join(skill, "bin", "tool"), "#!/bin/sh\n", 0o755)
+	mustWrite(t, filepath.Join(skill, "bin", "data"), "not executable", 0o644)
+	if err := os.Symlink(outside, filepath.Join(skill, "bin", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(skill, "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, rel string
+		ok        bool
+	}{
+		{"executable inside", "bin/tool", true},
+		{"not executable", "bin/data", false},
+		{"symlink to outside", "bin/link", false},
+		{"through a symlinked dir", "dirlink/evil", false},
+		{"parent path", "../evil", false},
+		{"absolute", outside, false},
+		{"missing", "bin/nope", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := commandPath(skill, tc.rel)
+			if tc.ok != (err == nil) {
+				t.Fatalf("commandPath(%q) = %q, %v; want ok=%v", tc.rel, p, err, tc.ok)
+			}
+			if err != nil && !errors.Is(err, errBadPluginPath) {
+				t.Fatalf("err = %v, want errBadPluginPath", err)
+			}
+		})
+	}
+}
+
+func TestBuildPackage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"./plugin", "./plugin", true},
+		{"plugin", "./plugin", true},
+		{"cmd/tool/", "./cmd/tool", true},
+		{"../other", "", false},
+		{"/abs", "", false},
+	} {
+		got, err := buildPackage(tc.in)
+		if tc.ok != (err == nil) || got != filepath.FromSlash(tc.want) {
+			t.Errorf("buildPackage(%q) = %q, %v; want %q ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestConfirm(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		answer string
+		want   bool
+	}{{"y\n", true}, {"YES\n", true}, {"n\n", false}, {"\n", false}, {"", false}, {"yes please\n", false}} {
+		ios, in, _, errOut := TestIO()
+		in.WriteString(tc.answer)
+		got, err := confirm(ios, "Go?")
+		if err != nil || got != tc.want {
+			t.Errorf("confirm(%q) = %v, %v; want %v", tc.answer, got, err, tc.want)
+		}
+		if errOut.String() != "Go? [y/N] " {
+			t.Errorf("question = %q", errOut.String())
+		}
+	}
+}
+
+// TestAddFlags checks the command line reaches addOptions, GitHub CLI style.
+func TestAddFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := testFactory(t, nil)
+	var got *addOptions
+	cmd := newCmdAdd(f, func(_ context.Context, o *addOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"owner/repo", "weather", "--name", "w2", "--ref", "main", "--trust", "-y"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Source != "owner/repo" || got.Skill != "weather" || got.Name != "w2" || got.Ref != "main" || !got.Trust || !got.Yes {
+		t.Fatalf("options = %+v", got)
+	}
+}
+
+func TestAddPromptsOnTerminal(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t, map[string]string{"SKILL.md": "---\nname: tty\ndescription: Asked about.\n---\nbody\n"})
+	for _, tc := range []struct {
+		name, answer string
+		wantCode     int
+		installed    bool
+	}{
+		{"yes installs untrusted", "y\n", 0, true},
+		{"no cancels", "n\n", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			f, _, errOut := testFactory(t, map[string]string{"AGENT_HOME": home})
+			f.IO.In = strings.NewReader(tc.answer)
+			f.IO.StdinTTY, f.IO.StderrTTY = true, true
+			code := Run(context.Background(), f, []string{"skill", "add", repo.FileURL()})
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.wantCode, errOut)
+			}
+			if !strings.Contains(errOut.String(), "Install untrusted skill from "+repo.FileURL()+"? [y/N]") {
+				t.Fatalf("no question in stderr:\n%s", errOut)
+			}
+			e, err := registry.NewStore(home).Get("tty")
+			if tc.installed != (err == nil) {
+				t.Fatalf("Get = %+v, %v; want installed=%v", e, err, tc.installed)
+			}
+			if tc.installed && e.Trusted {
+				t.Fatal("installed trusted without --trust")
+			}
+		})
+	}
+}
+
+func TestPrepareBuildFailure(t *testing.T) {
+	t.Parallel()
+	in := &installer{
+		goBuild: func(ctx context.Context, dir, out, pkg string) ([]byte, error) {
+			return []byte("./main.go:3:2: undefined: oops\n"), errors.New("exit status 1")
+		},
+		describe: func(context.Context, host.Plugin) ([]sdk.ToolInfo, error) {
+			t.Fatal("describe called after a failed build")
+			return nil, nil
+		},
+		environ: func() []string { return nil },
+	}
+	dir := t.TempDir()
+	err := in.prepare(context.Background(), &registry.Staged{
+		Canonical: "x",
+		Manifest:  &registry.Manifest{Name: "x", Plugin: &registry.PluginSpec{Build: "./plugin"}},
+		SkillDir:  dir,
+		PluginOut: filepath.Join(dir, "out", "x"),
+	})
+	if !errors.Is(err, errBuildFailed) || !strings.Contains(err.Error(), "undefined: oops") {
+		t.Fatalf("err = %v, want errBuildFailed with the compiler output", err)
+	}
+	if !strings.Contains(describe(err), "fix the compile errors") {
+		t.Fatalf("describe(err) has no advice: %s", describe(err))
+	}
+}
+
+func TestPrepareCommandPlugin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "bin", "tool"), "#!/bin/sh\n", 0o755)
+	var described host.Plugin
+	in := &installer{
+		goBuild: func(context.Context, string, string, string) ([]byte, error) {
+			t.Fatal("go build for a command plugin")
+			return nil, nil
+		},
+		describe: func(_ context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
+			described = p
+			return []sdk.ToolInfo{{Name: "t", Description: "d"}}, nil
+		},
+		environ: func() []string { return []string{"PATH=/bin", "SECRET=x", "TOOL_KEY=k"} },
+	}
+	st := &registry.Staged{
+		Canonical: "x",
+		Manifest:  &registry.Manifest{Name: "x", Plugin: &registry.PluginSpec{Command: "bin/tool"}, Permissions: registry.Permissions{Env: []string{"TOOL_*"}}},
+		SkillDir:  dir,
+	}
+	if err := in.prepare(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Plugin == nil || st.Plugin.Path != filepath.Join(dir, "bin", "tool") || len(st.Plugin.SHA256) != 64 {
+		t.Fatalf("Plugin = %+v", st.Plugin)
+	}
+	if len(st.Tools) != 1 || st.Tools[0].Name != "t" {
+		t.Fatalf("Tools = %+v", st.Tools)
+	}
+	if got := strings.Join(described.Env, " "); got != "PATH=/bin TOOL_KEY=k" {
+		t.Fatalf("plugin env = %q, want only the base and allowed names", got)
+	}
+}
+
+func TestToolIndexCollisions(t *testing.T) {
+	t.Parallel()
+	skill := func(name string, tools ...string) *ActiveSkill {
+		e := registry.Entry{Name: name, Canonical: name, Plugin: &registry.Plugin{Path: "/x"}}
+		for _, tool := range tools {
+			e.Tools = append(e.Tools, registry.Tool{Name: tool, Description: name + " " + tool})
+		}
+		return &ActiveSkill{Entry: e, Manifest: &registry.Manifest{Name: name}}
+	}
+	ws := &Workspace{
+		Active:      []*ActiveSkill{skill("alpha", "greet", "a"), skill("beta", "greet", "use_skill")},
+		byName:      map[string]*ToolRef{},
+		byQualified: map[string]*ToolRef{},
+	}
+	if err := ws.index(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ call, wantSkill string }{
+		{"greet", "alpha"},
+		{"alpha.greet", "alpha"},
+		{"beta.greet", "beta"},
+		{"Beta.greet", "beta"},
+		{"use_skill", builtinSkill},
+		{"beta.use_skill", "beta"},
+		{"a", "alpha"},
+	} {
+		got, ok := ws.Tool(tc.call)
+		if !ok || got.Skill != tc.wantSkill {
+			t.Errorf("Tool(%q) = %+v, %v; want skill %s", tc.call, got, ok, tc.wantSkill)
+		}
+	}
+	if _, ok := ws.Tool("beta.a"); ok {
+		t.Error("beta.a resolved, but beta has no tool a")
+	}
+	warnings := strings.Join(ws.Warnings, "\n")
+	for _, want := range []string{"alpha.greet and beta.greet", "agent.use_skill and beta.use_skill"} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("warnings lack %q:\n%s", want, warnings)
+		}
+	}
+}
+
+func TestCallErrorCodes(t *testing.T) {
+	t.Parallel()
+	ref := &ToolRef{Name: "greet", Skill: "hello"}
+	for _, tc := range []struct {
+		name     string
+		err      error
+		wantCode string
+		wantMsg  string
+	}{
+		{"tool error", sdk.Errorf("tool_failed", "boom"), "tool_failed", "boom"},
+		{"crash", &sdk.Error{Code: sdk.CodePluginCrashed, Message: "exited"}, sdk.CodePluginCrashed, "exited"},
+		{"tampered", errors.Join(errors.New("launch hello"), host.ErrTampered), codePluginTampered, "agent skill remove hello --yes"},
+		{"start", errors.Join(errors.New("launch hello"), host.ErrStart), codePluginStart, "AGENT_LOG_LEVEL=debug"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, msg := callError(context.Background(), ref, tc.err)
+			if code != tc.wantCode || !strings.Contains(msg, tc.wantMsg) {
+				t.Fatalf("callError = %q, %q; want %q containing %q", code, msg, tc.wantCode, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestReadCallArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, arg, stdin, want string
+		usage                  bool
+	}{
+		{name: "empty is {}", arg: "", want: "{}"},
+		{name: "object", arg: `{"a":1}`, want: `{"a":1}`},
+		{name: "stdin", arg: "-", stdin: " {\"b\":2}\n", want: `{"b":2}`},
+		{name: "array", arg: "[1]", usage: true},
+		{name: "null", arg: "null", usage: true},
+		{name: "broken", arg: "{", usage: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ios, in, _, _ := TestIO()
+			in.WriteString(tc.stdin)
+			got, err := readCallArgs(&callOptions{IO: ios, Args: tc.arg})
+			var ue *usageError
+			if tc.usage {
+				if !errors.As(err, &ue) {
+					t.Fatalf("err = %v, want a usage error", err)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want || !json.Valid(got) {
+				t.Fatalf("readCallArgs = %s, %v; want %s", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDescribeGivesAdvice(t *testing.T) {
+	t.Parallel()
+	for _, sentinel := range []error{
+		registry.ErrInvalidName, registry.ErrInvalidManifest, registry.ErrNotFound, registry.ErrAlreadyInstalled,
+		registry.ErrCorrupt, registry.ErrIncompatible, registry.ErrUnsupportedSource, registry.ErrRepoNotFound,
+		registry.ErrAuthRequired, registry.ErrUnreachable, registry.ErrNoSkill, registry.ErrAmbiguousSkill,
+		registry.ErrRefNotFound, registry.ErrNoMatchingVersion, host.ErrTampered, host.ErrUnknownPlugin, host.ErrStart,
+	} {
+		err := errors.Join(errors.New("operation"), sentinel)
+		if got := describe(err); got == err.Error() {
+			t.Errorf("no advice for %v", sentinel)
+		}
+	}
+}
+
+func mustWrite(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}

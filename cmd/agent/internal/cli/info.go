@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/plugins/exec"
+	"github.com/agentskills/agent/registry"
+)
+
+type infoOptions struct {
+	IO    *IOStreams
+	Store func() (*registry.Store, error)
+
+	Name string
+	JSON bool
+}
+
+func newCmdInfo(f *Factory, runF func(context.Context, *infoOptions) error) *cobra.Command {
+	opts := &infoOptions{IO: f.IO, Store: f.Store}
+	cmd := &cobra.Command{
+		Use:   "info <name>",
+		Short: "Show everything about one skill: source, pin, manifest, scripts, tools",
+		Long: dedent(`
+			Show one installed or bundled skill: where it came from and the commit
+			it is pinned to, whether you trust it, its SKILL.md fields (including
+			the Claude Code ones), its scripts with their PEP 723 requirements,
+			the tools its plugin described at install, and any warnings.
+
+			Nothing is started: the tools are the ones cached in the registry.
+		`),
+		Example: dedent(`
+			$ agent skill info weather
+			$ agent skill info weather --json | jq .scripts
+		`),
+		Args: exactArgs(1, "the <name> of an installed skill"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return infoRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+// infoScript is one script in `info --json`, with its PEP 723 metadata.
+type infoScript struct {
+	Name           string   `json:"name"`
+	Path           string   `json:"path"`
+	RequiresPython string   `json:"requires_python,omitempty"`
+	Dependencies   []string `json:"dependencies,omitempty"`
+	Error          string   `json:"error,omitempty"`
+}
+
+func newInfoScript(s exec.Script) infoScript {
+	out := infoScript{Name: s.Name, Path: s.Path}
+	if s.Meta != nil {
+		out.RequiresPython, out.Dependencies = s.Meta.RequiresPython, s.Meta.Dependencies
+	}
+	if s.Err != nil {
+		out.Error = s.Err.Error()
+	}
+	return out
+}
+
+// skillInfo is what `info --json` prints: the registry entry, plus what is
+// read from the skill's folder.
+type skillInfo struct {
+	registry.Entry
+	Manifest *registry.Manifest `json:"manifest,omitempty"`
+	Scripts  []infoScript       `json:"scripts"`
+	Warnings []string           `json:"warnings"`
+}
+
+func infoRun(ctx context.Context, opts *infoOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	e, err := findEntry(ctx, store, opts.Name)
+	if err != nil {
+		return err
+	}
+	info := skillInfo{Entry: e, Scripts: []infoScript{}, Warnings: []string{}}
+	m, problems, err := loadManifest(e)
+	if err != nil {
+		info.Warnings = append(info.Warnings, "SKILL.md: "+err.Error())
+	}
+	info.Manifest = m
+	for _, p := range problems {
+		info.Warnings = append(info.Warnings, p.String())
+	}
+	if m != nil && e.Path != "" && dirExists(e.Path) {
+		scripts, err := exec.Discover(e.Path, m.Scripts, m.ScriptsIgnore)
+		if err != nil {
+			info.Warnings = append(info.Warnings, "scripts: "+err.Error())
+		}
+		for _, s := range scripts {
+			info.Scripts = append(info.Scripts, newInfoScript(s))
+		}
+	}
+	if info.Tools == nil {
+		info.Tools = []registry.Tool{}
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, info)
+	}
+	return printInfo(opts.IO, info)
+}
+
+func printInfo(ios *IOStreams, info skillInfo) error {
+	w := ios.Out
+	e, m := info.Entry, info.Manifest
+	kv := newTable(w)
+	kv.row("name:", e.Name)
+	if m != nil {
+		kv.row("description:", firstLine(m.Description, 0))
+	} else if e.Description != "" {
+		kv.row("description:", firstLine(e.Description, 0))
+	}
+	kv.row("version:", versionOrDash(e.Version))
+	kv.row("source:", entrySource(e))
+	if e.Source != "bundled" {
+		kv.row("commit:", e.CommitSHA)
+		if e.PreviousSHA != "" {
+			kv.row("previous commit:", e.PreviousSHA)
+		}
+	}
+	kv.row("trusted:", yesNo(e.Trusted))
+	if !e.InstalledAt.IsZero() {
+		kv.row("installed:", e.InstalledAt.Format(time.RFC3339))
+	}
+	if !e.UpdatedAt.IsZero() && !e.UpdatedAt.Equal(e.InstalledAt) {
+		kv.row("updated:", e.UpdatedAt.Format(time.RFC3339))
+	}
+	if e.Path != "" {
+		kv.row("path:", e.Path)
+	}
+	if e.Plugin != nil {
+		kv.row("plugin:", e.Plugin.Path)
+		kv.row("plugin sha256:", e.Plugin.SHA256)
+	}
+	if m != nil {
+		for _, f := range manifestFields(m) {
+			kv.row(f[0]+":", f[1])
+		}
+	}
+	if err := kv.flush(); err != nil {
+		return err
+	}
+
+	if len(e.Tools) > 0 {
+		fmt.Fprintln(w, "\ntools:")
+		t := newTable(w)
+		for _, tool := range e.Tools {
+			t.row("  "+tool.Name, firstLine(tool.Description, 80))
+		}
+		t.flush()
+	}
+	if len(info.Scripts) > 0 {
+		fmt.Fprintln(w, "\nscripts:")
+		t := newTable(w)
+		for _, s := range info.Scripts {
+			var req []string
+			if s.RequiresPython != "" {
+				req = append(req, "requires-python "+s.RequiresPython)
+			}
+			if len(s.Dependencies) > 0 {
+				req = append(req, "dependencies: "+strings.Join(s.Dependencies, ", "))
+			}
+			if s.Error != "" {
+				req = append(req, "error: "+s.Error)
+			}
+			t.row("  "+s.Name, s.Path, strings.Join(req, "; "))
+		}
+		t.flush()
+	}
+	if len(info.Warnings) > 0 {
+		fmt.Fprintln(w, "\nwarnings:")
+		for _, msg := range info.Warnings {
+			fmt.Fprintf(w, "  %s\n", msg)
+		}
+	}
+	return nil
+}
+
+// manifestFields lists the SKILL.md fields that are set, in a fixed order.
+func manifestFields(m *registry.Manifest) [][2]string {
+	var out [][2]string
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	add("author", m.Author)
+	add("repository", m.Repository)
+	add("license", m.License)
+	add("compatibility", m.Compatibility)
+	add("min_agent_version", m.MinAgentVersion)
+	add("max_agent_version", m.MaxAgentVersion)
+	add("agent_version", m.AgentVersion)
+	if m.Plugin != nil {
+		if m.Plugin.Build != "" {
+			add("plugin.build", m.Plugin.Build)
+		} else {
+			add("plugin.command", m.Plugin.Command)
+		}
+	}
+	add("scripts", strings.Join(m.Scripts, ", "))
+	add("scripts_ignore", strings.Join(m.ScriptsIgnore, ", "))
+	add("permissions.env", strings.Join(m.Permissions.Env, ", "))
+	add("allowed-tools", strings.Join(m.AllowedTools, ", "))
+	add("argument-hint", m.ArgumentHint)
+	if m.DisableModelInvocation {
+		add("disable-model-invocation", "true")
+	}
+	if m.UserInvocable != nil {
+		add("user-invocable", fmt.Sprint(*m.UserInvocable))
+	}
+	add("context", m.Context)
+	add("agent", m.Agent)
+	add("model", m.Model)
+	for _, k := range sortedKeys(m.Metadata) {
+		add("metadata."+k, fmt.Sprint(m.Metadata[k]))
+	}
+	for _, k := range sortedKeys(m.Extra) {
+		add(k+" (unknown)", fmt.Sprint(m.Extra[k]))
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// errCanceled is returned when the user answers no to a question.
+var errCanceled = errors.New("canceled")
+
+// confirm asks a yes/no question on stderr and reads the answer from stdin.
+// Anything but y or yes is no, which is the safe default.
+func confirm(ios *IOStreams, question string) (bool, error) {
+	fmt.Fprintf(ios.ErrOut, "%s [y/N] ", question)
+	line, err := ios.ReadLine()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("read answer: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
+
+// shortSHA is the 7-character form of a commit SHA that people compare by eye.
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	if sha == "" {
+		return "-"
+	}
+	return sha
+}
+
+// table writes aligned columns, GitHub CLI style.
+type table struct{ tw *tabwriter.Writer }
+
+func newTable(w io.Writer, header ...string) *table {
+	t := &table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+	if len(header) > 0 {
+		t.row(header...)
+	}
+	return t
+}
+
+func (t *table) row(cols ...string) {
+	for i, c := range cols {
+		// Tabs and newlines inside a cell would break the alignment.
+		cols[i] = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(c)
+	}
+	fmt.Fprintln(t.tw, strings.Join(cols, "\t"))
+}
+
+func (t *table) flush() error { return t.tw.Flush() }
+
+// writeJSON writes v indented, with a trailing newline, so output is stable
+// and diffable.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// yesNo renders a boolean for tables.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// firstLine cuts s at its first line break and to max runes, for tables.
+func firstLine(s string, max int) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	r := []rune(strings.TrimSpace(s))
+	if max > 0 && len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return string(r)
+}
+
+// dedent removes the common leading tabs of a raw string literal's lines and
+// the first and last line breaks, so help text can be indented with the code.
+func dedent(s string) string {
+	s = strings.TrimPrefix(s, "\n")
+	lines := strings.Split(s, "\n")
+	indent := -1
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		n := len(l) - len(strings.TrimLeft(l, "\t"))
+		if indent < 0 || n < indent {
+			indent = n
+		}
+	}
+	for i, l := range lines {
+		if len(l) >= indent && indent > 0 {
+			lines[i] = l[indent:]
+		} else {
+			lines[i] = strings.TrimLeft(l, "\t")
+		}
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n\t ")
+}

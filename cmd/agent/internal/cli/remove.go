@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/registry"
+)
+
+type removeOptions struct {
+	IO    *IOStreams
+	Store func() (*registry.Store, error)
+
+	Name string
+	Yes  bool
+}
+
+func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) *cobra.Command {
+	opts := &removeOptions{IO: f.IO, Store: f.Store}
+	cmd := &cobra.Command{
+		Use:     "remove <name>",
+		Aliases: []string{"rm", "uninstall"},
+		Short:   "Delete an installed skill, its built plugin and its entry",
+		Long: dedent(`
+			Delete an installed skill: its folder, its built plugin binary and its
+			registry entry. On a terminal you are asked first; --yes skips the
+			question and is required when there is no terminal.
+
+			Bundled skills cannot be removed; leave them out of AGENT_SKILLS instead.
+		`),
+		Example: dedent(`
+			$ agent skill remove weather
+			$ agent skill remove weather --yes
+		`),
+		Args: exactArgs(1, "the <name> of an installed skill"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return removeRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+func removeRun(ctx context.Context, opts *removeOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	e, err := findEntry(ctx, store, opts.Name)
+	if err != nil {
+		return err
+	}
+	if e.Source == "bundled" {
+		return fmt.Errorf("remove %s: %w", e.Name, errBundledFixed)
+	}
+	if !opts.Yes {
+		if !opts.IO.CanPrompt() {
+			return fmt.Errorf("remove %s: %w", e.Name, errRemoveNoTTY)
+		}
+		ok, err := confirm(opts.IO, fmt.Sprintf("Remove %s (%s)?", e.Name, e.Path))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("remove %s: %w", e.Name, errCanceled)
+		}
+	}
+	if _, err := store.Remove(ctx, e.Canonical); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Removed %s\n", e.Name)
+	return nil
+}

@@ -1,0 +1,360 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentskills/agent/cmd/agent/internal/cli"
+	"github.com/agentskills/agent/internal/gittest"
+)
+
+// TestMain lets the test binary act as the agent command: testscript puts a
+// copy named "agent" on PATH, and the host re-executes it for built-in
+// plugins (`agent __plugin exec`).
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"agent": func() { os.Exit(cli.Main()) },
+	})
+}
+
+// moduleRoot is the repository root, seen from this package.
+const moduleRoot = "../../../.."
+
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	plugins := newPluginsRepo(t)
+	pluginsURL := gittest.ServeRepo(t, plugins)
+	goEnv := goEnvironment(t)
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join(moduleRoot, "testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			tb := env.T().(testing.TB)
+			repos := newScriptRepos(tb)
+			base := gittest.Serve(tb, repos.root)
+			for name, r := range repos.byName {
+				up := strings.ToUpper(name)
+				env.Setenv(up+"_URL", base+"/"+name)
+				env.Setenv(up+"_FILE_URL", r.FileURL())
+				env.Setenv(up+"_DIR", r.Dir())
+			}
+			env.Setenv("MISSING_URL", base+"/does-not-exist")
+			env.Setenv("PLUGINS_URL", pluginsURL)
+			env.Setenv("PLUGINS_FILE_URL", plugins.FileURL())
+			env.Setenv("AGENT_HOME", filepath.Join(env.WorkDir, "home"))
+			for _, kv := range goEnv {
+				k, v, _ := strings.Cut(kv, "=")
+				env.Setenv(k, v)
+			}
+			env.Values[reposKey{}] = repos
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"newtag":  cmdNewTag,
+			"tamper":  cmdTamper,
+			"entries": cmdEntries,
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "hello_extended":
+				_, err := os.Stat(filepath.Join(moduleRoot, "examples", "skills", "hello-extended", "SKILL.md"))
+				return err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+	})
+}
+
+type reposKey struct{}
+
+// scriptRepos are the small git repositories each script gets afresh, so
+// that a script may add tags without disturbing the others.
+type scriptRepos struct {
+	tb     testing.TB // the script's own test, for gittest
+	root   string
+	byName map[string]*gittest.Repo
+}
+
+func helloManifest(version string) string {
+	return "---\nname: Hello\ndescription: Says hello from a script.\nversion: " + version + "\nallowed-tools: Read Bash(python3:*)\nargument-hint: <name>\n---\nGreet $ARGUMENTS with scripts/greet.py.\n"
+}
+
+const greetScript = `# /// script
+# requires-python = ">=3.8"
+# dependencies = []
+# ///
+"""Greet someone. Usage: greet.py [--name NAME] [--json]"""
+import json
+import sys
+
+args = sys.argv[1:]
+if "--help" in args:
+    print(__doc__)
+    sys.exit(0)
+name = "world"
+if "--name" in args:
+    name = args[args.index("--name") + 1]
+if "--json" in args:
+    print(json.dumps({"greeting": "Hello, " + name + "!"}))
+else:
+    print("Hello, " + name + "!")
+`
+
+const brokenPlugin = `package main
+
+func main() { thisFunctionDoesNotExist() }
+`
+
+func newScriptRepos(tb testing.TB) *scriptRepos {
+	tb.Helper()
+	root := tb.TempDir()
+	r := &scriptRepos{tb: tb, root: root, byName: map[string]*gittest.Repo{}}
+	add := func(name string, files map[string]string) *gittest.Repo {
+		repo := gittest.NewRepoIn(tb, filepath.Join(root, name), files)
+		r.byName[name] = repo
+		return repo
+	}
+
+	hello := add("hello", map[string]string{
+		"SKILL.md":         helloManifest("1.0.0"),
+		"scripts/greet.py": greetScript,
+		"README.md":        "A test skill.\n",
+	})
+	hello.Tag(tb, "v1.0.0")
+	hello.Commit(tb, map[string]string{"SKILL.md": helloManifest("1.1.0")}, "1.1.0")
+	hello.Tag(tb, "v1.1.0")
+	hello.Commit(tb, map[string]string{"SKILL.md": helloManifest("2.0.0")}, "2.0.0")
+	hello.Tag(tb, "v2.0.0")
+
+	add("multi", map[string]string{
+		"skills/alpha/SKILL.md": "---\nname: alpha\ndescription: The first skill.\n---\nAlpha.\n",
+		"skills/beta/SKILL.md":  "---\nname: beta\ndescription: The second skill.\n---\nBeta.\n",
+	})
+	add("noskill", map[string]string{"README.md": "no skill here\n"})
+	add("badmanifest", map[string]string{"SKILL.md": "---\nname: bad\ndescription: [unclosed\n---\nbody\n"})
+	add("incompat", map[string]string{"SKILL.md": "---\nname: future\ndescription: Needs a newer agent.\nmin_agent_version: 99.0.0\n---\nbody\n"})
+	add("buildfail", map[string]string{
+		"SKILL.md":       "---\nname: broken\ndescription: Its plugin does not compile.\nplugin:\n  build: ./plugin\n---\nbody\n",
+		"go.mod":         "module example.com/broken\n\ngo 1.22\n",
+		"plugin/main.go": brokenPlugin,
+	})
+	return r
+}
+
+// newPluginsRepo builds, once per test run, a repository holding a copy of
+// this module's sdk and proto packages plus skills whose plugins import
+// them, so that `agent skill add` builds real plugins against the real SDK
+// with the go.mod at the repository root.
+func newPluginsRepo(t *testing.T) *gittest.Repo {
+	t.Helper()
+	files := map[string]string{}
+	for _, name := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(moduleRoot, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(b)
+	}
+	copyTree(t, files, "sdk", "sdk")
+	copyTree(t, files, "proto", "proto")
+	// At skills/ rather than examples/skills/, where add looks for skills.
+	copyTree(t, files, filepath.Join("examples", "skills", "hello-extended"), "skills/hello-extended")
+	for name, content := range pluginSkills {
+		files[name] = content
+	}
+	return gittest.NewRepo(t, files)
+}
+
+var pluginSkills = map[string]string{
+	"skills/greeter/SKILL.md": `---
+name: greeter
+description: Greets people through a Go plugin.
+version: 1.0.0
+plugin:
+  build: ./plugin
+permissions:
+  env: [GREETER_*]
+---
+Call greet.
+`,
+	"skills/greeter/plugin/main.go": `package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/agentskills/agent/sdk"
+)
+
+type greetIn struct {
+	Name string ` + "`json:\"name\" description:\"who to greet\"`" + `
+}
+
+type envIn struct {
+	Name string ` + "`json:\"name\"`" + `
+}
+
+func main() {
+	sdk.Serve(sdk.NewSkill(
+		sdk.NewTool("greet", "Greet someone by name.", func(ctx context.Context, in greetIn) (map[string]string, error) {
+			return map[string]string{"greeting": "Hello, " + in.Name + "!"}, nil
+		}),
+		sdk.NewTool("getenv", "Show an environment variable the plugin can see.", func(ctx context.Context, in envIn) (string, error) {
+			return os.Getenv(in.Name), nil
+		}),
+		sdk.NewTool("fail", "Always fails.", func(ctx context.Context, in struct{}) (string, error) {
+			return "", sdk.Errorf("tool_failed", "failed on purpose")
+		}),
+	))
+}
+`,
+	"skills/rival/SKILL.md": `---
+name: rival
+description: Defines a greet tool too.
+plugin:
+  build: ./plugin
+---
+Call greet.
+`,
+	"skills/rival/plugin/main.go": `package main
+
+import (
+	"context"
+
+	"github.com/agentskills/agent/sdk"
+)
+
+func main() {
+	sdk.Serve(sdk.NewSkill(
+		sdk.NewTool("greet", "Greet, rival style.", func(ctx context.Context, in struct{}) (string, error) {
+			return "rival says hi", nil
+		}),
+	))
+}
+`,
+}
+
+// copyTree adds the non-test files under the module's dir to files, at to.
+func copyTree(t *testing.T, files map[string]string, dir, to string) {
+	t.Helper()
+	{
+		root := filepath.Join(moduleRoot, dir)
+		if _, err := os.Stat(root); err != nil {
+			return
+		}
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if d.Name() == "testdata" {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(p, "_test.go") || !d.Type().IsRegular() {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			files[to+"/"+filepath.ToSlash(rel)] = string(b)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// goEnvironment is what `go build` needs inside a script, whose HOME is
+// not a real one: the caches of the outer go command, and no network.
+func goEnvironment(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Skipf("go env: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("go env printed %q", out)
+	}
+	return []string{
+		"GOCACHE=" + lines[0], "GOMODCACHE=" + lines[1], "GOPATH=" + lines[2],
+		"GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=readonly", "GOENV=off",
+	}
+}
+
+// cmdNewTag commits a new SKILL.md version to a script repository and tags
+// it: newtag <repo> <tag>.
+func cmdNewTag(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: newtag <repo> <tag>")
+	}
+	repos := ts.Value(reposKey{}).(*scriptRepos)
+	r, ok := repos.byName[args[0]]
+	if !ok {
+		ts.Fatalf("no repository %q", args[0])
+	}
+	tb := repos.tb
+	r.Commit(tb, map[string]string{"SKILL.md": helloManifest(strings.TrimPrefix(args[1], "v"))}, args[1])
+	r.Tag(tb, args[1])
+}
+
+// cmdTamper appends a byte to an installed skill's plugin binary: tamper <skill>.
+func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: tamper <skill>")
+	}
+	for _, e := range readEntries(ts) {
+		if e.Canonical == args[0] && e.Plugin != nil {
+			f, err := os.OpenFile(e.Plugin.Path, os.O_APPEND|os.O_WRONLY, 0)
+			ts.Check(err)
+			_, err = f.Write([]byte{0})
+			ts.Check(err)
+			ts.Check(f.Close())
+			return
+		}
+	}
+	ts.Fatalf("no installed skill %q with a plugin", args[0])
+}
+
+// cmdEntries checks that registry.json is valid and holds n entries.
+func cmdEntries(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: entries <n>")
+	}
+	got := len(readEntries(ts))
+	if (fmt.Sprint(got) == args[0]) == neg {
+		ts.Fatalf("registry.json has %d entries, want %s%s", got, map[bool]string{true: "not ", false: ""}[neg], args[0])
+	}
+}
+
+type entry struct {
+	Canonical string `json:"canonical"`
+	Plugin    *struct {
+		Path string `json:"path"`
+	} `json:"plugin"`
+}
+
+func readEntries(ts *testscript.TestScript) []entry {
+	b, err := os.ReadFile(filepath.Join(ts.Getenv("AGENT_HOME"), "skills", "registry.json"))
+	ts.Check(err)
+	var file struct {
+		Version int     `json:"version"`
+		Skills  []entry `json:"skills"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		ts.Fatalf("registry.json is not valid JSON: %v", err)
+	}
+	return file.Skills
+}

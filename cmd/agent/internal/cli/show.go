@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/cmd/agent/internal/disclosure"
+	"github.com/agentskills/agent/registry"
+)
+
+type showOptions struct {
+	IO    *IOStreams
+	Store func() (*registry.Store, error)
+
+	Name string
+	Args []string
+	JSON bool
+}
+
+func newCmdShow(f *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
+	opts := &showOptions{IO: f.IO, Store: f.Store}
+	cmd := &cobra.Command{
+		Use:   "show <name> [args...]",
+		Short: "Print a skill's instructions with its arguments filled in (Layer 2)",
+		Long: dedent(`
+			Print the body of a skill's SKILL.md (everything after the front
+			matter), as a model gets it from the use_skill tool, with the
+			arguments substituted:
+
+			  $ARGUMENTS      all arguments, joined by spaces
+			  $ARGUMENTS[N]   argument N, counting from 0
+			  $N              the same as $ARGUMENTS[N]; $10 is argument 10
+			                  (write $ARGUMENTS[1]0 for argument 1 then "0")
+
+			A missing argument is empty. Dollar amounts such as $5.00 or $1,000 are
+			left alone; write \$1 for a literal $1. When the body has no
+			placeholder and arguments are given, a line 'ARGUMENTS: ...' is
+			appended.
+
+			Any installed or bundled skill can be shown, active or not. A skill
+			with user-invocable: false is meant for the model only and is refused
+			here. Only SKILL.md is read: no script or reference file.
+			Flags go before the name; everything after it is an argument.
+		`),
+		Example: dedent(`
+			$ agent skill show skill-authoring "a weather skill"
+			$ agent skill show --json pdf-report report.pdf 2024
+		`),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usageErr(fmt.Errorf("%s needs a skill <name>; see '%s --help'", cmd.CommandPath(), cmd.CommandPath()))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name, opts.Args = args[0], args[1:]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return showRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the use_skill result as JSON")
+	return cmd
+}
+
+// layer2JSON is the use_skill result and `agent skill show --json`.
+type layer2JSON struct {
+	Skill        string   `json:"skill"`
+	Instructions string   `json:"instructions"`
+	Arguments    []string `json:"arguments"`
+	// Context "fork" asks the caller to run the skill in a sub-agent, with
+	// Agent and Model when the skill names them.
+	Context      string   `json:"context,omitempty"`
+	Agent        string   `json:"agent,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	AllowedTools []string `json:"allowed_tools,omitempty"`
+	// BaseDir is where the skill's references and scripts are (Layer 3),
+	// empty for a bundled skill.
+	BaseDir string `json:"base_dir,omitempty"`
+}
+
+// layer2 renders a skill's instructions for args. It uses the manifest
+// already parsed from SKILL.md and reads nothing else.
+func layer2(e registry.Entry, m *registry.Manifest, args []string) layer2JSON {
+	if args == nil {
+		args = []string{}
+	}
+	return layer2JSON{
+		Skill:        e.Canonical,
+		Instructions: disclosure.Substitute(m.Body, args),
+		Arguments:    args,
+		Context:      m.Context,
+		Agent:        m.Agent,
+		Model:        m.Model,
+		AllowedTools: m.AllowedTools,
+		BaseDir:      e.Path,
+	}
+}
+
+func triggers(m *registry.Manifest) disclosure.Triggers {
+	return disclosure.Triggers{DisableModelInvocation: m.DisableModelInvocation, UserInvocable: m.IsUserInvocable()}
+}
+
+// forkNote tells a caller that the skill wants a sub-agent.
+func forkNote(r layer2JSON) string {
+	if r.Context != "fork" {
+		return ""
+	}
+	msg := fmt.Sprintf("skill %s asks to run in a forked sub-agent (context: fork)", r.Skill)
+	if r.Agent != "" {
+		msg += ", agent: " + r.Agent
+	}
+	if r.Model != "" {
+		msg += ", model: " + r.Model
+	}
+	return msg
+}
+
+func showRun(ctx context.Context, opts *showOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	e, err := findEntry(ctx, store, opts.Name)
+	if err != nil {
+		return err
+	}
+	m, _, err := loadManifest(e)
+	if err != nil {
+		return fmt.Errorf("show %s: %w", e.Canonical, err)
+	}
+	if err := disclosure.Check(e.Canonical, triggers(m), disclosure.Person); err != nil {
+		return err
+	}
+	r := layer2(e, m, opts.Args)
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, r)
+	}
+	if note := forkNote(r); note != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", note)
+	}
+	_, err = fmt.Fprint(opts.IO.Out, r.Instructions)
+	return err
+}
+
+func init() {
+	hints = append(hints, hint{func(err error) bool { return errors.Is(err, disclosure.ErrNotUserInvocable) },
+		"a model loads it with the use_skill tool ('agent call use_skill'); its author can remove user-invocable: false to allow people"})
+}

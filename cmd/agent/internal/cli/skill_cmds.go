@@ -1,0 +1,26 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+// addSkillCommands registers the `agent skill` subcommands.
+func addSkillCommands(skill *cobra.Command, f *Factory) {
+	skill.AddCommand(
+		newCmdAdd(f, nil),
+		newCmdUpdate(f, nil),
+		newCmdRemove(f, nil),
+		newCmdList(f, nil),
+		newCmdInfo(f, nil),
+		newCmdTrust(f, true, nil),
+		newCmdTrust(f, false, nil),
+		newCmdValidate(f, nil),
+	)
+}
+
+// addToolCommands registers tools, call and the hidden __plugin command.
+func addToolCommands(root *cobra.Command, f *Factory) {
+	root.AddCommand(
+		newCmdTools(f, nil),
+		newCmdCall(f, nil),
+		newCmdPlugin(f, nil),
+	)
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/registry"
+)
+
+type trustOptions struct {
+	IO    *IOStreams
+	Store func() (*registry.Store, error)
+
+	Name    string
+	Trusted bool
+}
+
+func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOptions) error) *cobra.Command {
+	opts := &trustOptions{IO: f.IO, Store: f.Store, Trusted: trusted}
+	cmd := &cobra.Command{
+		Use:   "trust <name>",
+		Short: "Mark an installed skill as trusted, so AGENT_SKILLS=all activates it",
+		Long: dedent(`
+			Record that you trust an installed skill. A trusted skill is activated
+			by AGENT_SKILLS=all and by naming it in AGENT_SKILLS; an untrusted
+			one only by AGENT_SKILLS=all-untrusted. A skill runs code on your
+			machine: trust only what you have read or whose author you trust.
+		`),
+		Example: dedent(`
+			$ agent skill trust weather
+			$ AGENT_SKILLS=weather agent tools
+		`),
+		Args: exactArgs(1, "the <name> of an installed skill"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return trustRun(cmd.Context(), opts)
+		},
+	}
+	if !trusted {
+		cmd.Use = "untrust <name>"
+		cmd.Short = "Mark an installed skill as untrusted"
+		cmd.Long = dedent(`
+			Record that you no longer trust an installed skill. It stays
+			installed, but only AGENT_SKILLS=all-untrusted activates it.
+		`)
+		cmd.Example = "$ agent skill untrust weather"
+	}
+	return cmd
+}
+
+func trustRun(ctx context.Context, opts *trustOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	e, err := findEntry(ctx, store, opts.Name)
+	if err != nil {
+		return err
+	}
+	if e.Source == "bundled" {
+		return fmt.Errorf("change trust of %s: %w", e.Name, errBundledFixed)
+	}
+	if _, err := store.SetTrusted(e.Canonical, opts.Trusted); err != nil {
+		return err
+	}
+	if opts.Trusted {
+		fmt.Fprintf(opts.IO.ErrOut, "Trusted %s: AGENT_SKILLS=all or AGENT_SKILLS=%s activates it\n", e.Name, e.Canonical)
+	} else {
+		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s: only AGENT_SKILLS=all-untrusted activates it now\n", e.Name)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/agentskills/agent/cmd/agent/internal/disclosure"
+	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/sdk"
+)
+
+// Error codes of use_skill beyond the sdk's.
+const (
+	codeSkillNotFound          = "not_found"
+	codeModelInvocationRefused = "model_invocation_disabled"
+)
+
+// useSkillArgs accepts {"skill": name, "args": [..] or "..."}; "name" and
+// "arguments" are accepted as aliases so that either schema spelling works.
+type useSkillArgs struct {
+	Skill     string          `json:"skill"`
+	Name      string          `json:"name"`
+	Args      json.RawMessage `json:"args"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// useSkill is the built-in use_skill tool: Layer 2 for a model. It returns
+// the active skill's SKILL.md body with its arguments substituted, plus
+// context/agent/model so that a caller can run a `context: fork` skill in a
+// sub-agent. Skills with disable-model-invocation: true are refused with
+// the structured error model_invocation_disabled. Only the manifest the
+// workspace already parsed is used: no file is read here.
+func useSkill(ctx context.Context, ws *Workspace, raw json.RawMessage) (sdk.Result, error) {
+	var in useSkillArgs
+	dec := json.NewDecoder(bytes.NewReader(orEmptyObject(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return sdk.Result{}, sdk.Errorf(sdk.CodeInvalidArgs, "use_skill takes {\"skill\": \"<name>\", \"args\": [\"...\"]}: %v", err)
+	}
+	name := in.Skill
+	if name == "" {
+		name = in.Name
+	}
+	if name == "" {
+		return sdk.Result{}, sdk.Errorf(sdk.CodeInvalidArgs, "skill is required: use_skill {\"skill\": \"<name>\"}")
+	}
+	rawArgs := in.Args
+	if len(rawArgs) == 0 {
+		rawArgs = in.Arguments
+	}
+	args, err := decodeSkillArgs(rawArgs)
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	as := ws.Skill(name)
+	if as == nil {
+		return sdk.Result{}, skillNotActive(ws, name)
+	}
+	if err := disclosure.Check(as.Entry.Canonical, triggers(as.Manifest), disclosure.Model); err != nil {
+		if errors.Is(err, disclosure.ErrModelInvocationDisabled) {
+			return sdk.Result{}, sdk.Errorf(codeModelInvocationRefused, "%v", err)
+		}
+		return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "%v", err)
+	}
+	r := layer2(as.Entry, as.Manifest, args)
+	value, err := json.Marshal(r)
+	if err != nil {
+		return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "encode the instructions of %s: %v", r.Skill, err)
+	}
+	return sdk.Result{Value: value, Message: forkNote(r)}, nil
+}
+
+func orEmptyObject(raw json.RawMessage) []byte {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return []byte("{}")
+	}
+	return raw
+}
+
+// decodeSkillArgs takes a list of strings, or one string split on white
+// space (how a slash command's text becomes $0, $1, ...).
+func decodeSkillArgs(raw json.RawMessage) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err == nil {
+		return list, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return strings.Fields(s), nil
+	}
+	return nil, sdk.Errorf(sdk.CodeInvalidArgs, "args must be a list of strings or a string, got %s", firstLine(string(raw), 80))
+}
+
+func skillNotActive(ws *Workspace, name string) *sdk.Error {
+	var active []string
+	for _, as := range ws.Active {
+		if !as.Manifest.DisableModelInvocation {
+			active = append(active, as.Entry.Canonical)
+		}
+	}
+	list := "none"
+	if len(active) > 0 {
+		list = strings.Join(active, ", ")
+	}
+	for _, e := range ws.All {
+		if e.Canonical == canonicalOrSelf(name) {
+			return sdk.Errorf(codeSkillNotFound, "skill %s is installed but not active in this process (active skills: %s); a person can enable it with AGENT_SKILLS (see 'agent check')", e.Canonical, list)
+		}
+	}
+	return sdk.Errorf(codeSkillNotFound, "no skill named %q (active skills: %s)", name, list)
+}
+
+func canonicalOrSelf(name string) string {
+	if c, err := registry.Canonical(name); err == nil {
+		return c
+	}
+	return name
+}

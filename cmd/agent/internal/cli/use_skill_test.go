@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/sdk"
+)
+
+func TestUseSkill(t *testing.T) {
+	t.Parallel()
+	manifest := func(src string) *registry.Manifest {
+		m, _, err := registry.ParseManifest("SKILL.md", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ws := &Workspace{
+		All: []registry.Entry{fixtureEntry("demo"), fixtureEntry("fork"), fixtureEntry("manual"), fixtureEntry("idle")},
+		Active: []*ActiveSkill{
+			{Entry: fixtureEntry("demo"), Manifest: manifest("---\nname: demo\ndescription: d\n---\nfirst=$0 all=$ARGUMENTS\n")},
+			{Entry: fixtureEntry("fork"), Manifest: manifest("---\nname: fork\ndescription: d\ncontext: fork\nagent: Plan\n---\nPlain body.\n")},
+			{Entry: fixtureEntry("manual"), Manifest: manifest("---\nname: manual\ndescription: d\ndisable-model-invocation: true\n---\nx\n")},
+		},
+	}
+	tests := []struct {
+		name     string
+		args     string
+		wantCode string // "" for success
+		wantText string // instructions, or a part of the error message
+		wantMsg  string
+	}{
+		{"list args", `{"skill":"demo","args":["a","b c"]}`, "", "first=a all=a b c\n", ""},
+		{"string args", `{"skill":"Demo","args":"a  b"}`, "", "first=a all=a b\n", ""},
+		{"name alias", `{"name":"demo","arguments":"z"}`, "", "first=z all=z\n", ""},
+		{"no args", `{"skill":"demo"}`, "", "first= all=\n", ""},
+		{"appended arguments and fork", `{"skill":"fork","args":["q"]}`, "", "Plain body.\n\nARGUMENTS: q\n", "context: fork), agent: Plan"},
+		{"empty input", ``, sdk.CodeInvalidArgs, "skill is required", ""},
+		{"unknown field", `{"skill":"demo","x":1}`, sdk.CodeInvalidArgs, "unknown field", ""},
+		{"bad args type", `{"skill":"demo","args":3}`, sdk.CodeInvalidArgs, "list of strings", ""},
+		{"not active", `{"skill":"idle"}`, codeSkillNotFound, "installed but not active", ""},
+		{"unknown", `{"skill":"nope"}`, codeSkillNotFound, "active skills: demo, fork", ""},
+		{"model refused", `{"skill":"manual"}`, codeModelInvocationRefused, "disable-model-invocation: true", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := useSkill(context.Background(), ws, json.RawMessage(tt.args))
+			if tt.wantCode != "" {
+				var se *sdk.Error
+				if !errors.As(err, &se) || se.Code != tt.wantCode || !strings.Contains(se.Message, tt.wantText) {
+					t.Fatalf("err = %v, want code %s with %q", err, tt.wantCode, tt.wantText)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r layer2JSON
+			if err := json.Unmarshal(res.Value, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Instructions != tt.wantText {
+				t.Errorf("instructions = %q, want %q", r.Instructions, tt.wantText)
+			}
+			if !strings.Contains(res.Message, tt.wantMsg) {
+				t.Errorf("message = %q, want %q", res.Message, tt.wantMsg)
+			}
+		})
+	}
+}

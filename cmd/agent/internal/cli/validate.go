@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/plugins/exec"
+	"github.com/agentskills/agent/registry"
+)
+
+type validateOptions struct {
+	IO *IOStreams
+
+	Dir string
+}
+
+func newCmdValidate(f *Factory, runF func(context.Context, *validateOptions) error) *cobra.Command {
+	opts := &validateOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "validate <dir>",
+		Short: "Lint a skill folder you are writing",
+		Long: dedent(`
+			Check a skill folder the way 'agent skill add' will: the SKILL.md front
+			matter (required fields, types, names, versions, unknown keys), the
+			plugin path, and every script's PEP 723 block.
+
+			Each problem is printed as file:line: message. Errors make the exit
+			status 1; warnings alone do not. Nothing is built or run.
+		`),
+		Example: dedent(`
+			$ agent skill validate ./my-skill
+			$ agent skill validate .
+		`),
+		Args: exactArgs(1, "the <dir> of a skill (the folder holding SKILL.md)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return validateRun(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func validateRun(_ context.Context, opts *validateOptions) error {
+	fi, err := os.Stat(opts.Dir)
+	if err != nil {
+		return fmt.Errorf("validate %s: %w", opts.Dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("validate %s: not a directory; give the folder that holds SKILL.md", opts.Dir)
+	}
+	errs, warns, name := lintSkill(opts.Dir)
+	w := opts.IO.Out
+	for _, p := range errs {
+		fmt.Fprintf(w, "%s\n", p)
+	}
+	for _, p := range warns {
+		fmt.Fprintf(w, "%s (warning)\n", p)
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "%s: %d error(s), %d warning(s)\n", opts.Dir, len(errs), len(warns))
+		return errSilent
+	}
+	fmt.Fprintf(w, "ok: %s is a valid skill (%d warning(s))\n", name, len(warns))
+	return nil
+}
+
+// lintSkill collects errors and warnings about a skill folder.
+func lintSkill(dir string) (errs, warns []registry.Problem, name string) {
+	m, warnings, err := registry.LoadManifest(dir)
+	warns = append(warns, warnings...)
+	if err != nil {
+		var me *registry.ManifestError
+		if errors.As(err, &me) {
+			return me.Problems, warns, ""
+		}
+		return []registry.Problem{{File: filepath.Join(dir, registry.ManifestFile), Message: err.Error()}}, warns, ""
+	}
+	manifest := filepath.Join(dir, registry.ManifestFile)
+	if m.Plugin != nil {
+		switch {
+		case m.Plugin.Build != "":
+			pkg, err := buildPackage(m.Plugin.Build)
+			if err == nil {
+				if fi, statErr := os.Stat(filepath.Join(dir, pkg)); statErr != nil || !fi.IsDir() {
+					err = fmt.Errorf("plugin.build %q is not a folder in the skill; point it at the Go main package, for example ./plugin", m.Plugin.Build)
+				}
+			}
+			if err != nil {
+				errs = append(errs, registry.Problem{File: manifest, Message: err.Error()})
+			}
+		case m.Plugin.Command != "":
+			if _, err := commandPath(dir, m.Plugin.Command); err != nil {
+				errs = append(errs, registry.Problem{File: manifest, Message: err.Error()})
+			}
+		}
+	}
+	scripts, err := exec.Discover(dir, m.Scripts, m.ScriptsIgnore)
+	if err != nil {
+		errs = append(errs, registry.Problem{File: manifest, Message: "scripts: " + err.Error()})
+	}
+	for _, s := range scripts {
+		if s.Err != nil {
+			errs = append(errs, registry.Problem{File: s.Path, Message: s.Err.Error()})
+		}
+	}
+	registry.SortProblems(errs)
+	return errs, warns, m.Name
+}

@@ -1,0 +1,397 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentskills/agent/cmd/agent/internal/bundled"
+	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/plugins/exec"
+	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/sdk"
+)
+
+// Names of the built-in tool providers. Canonical skill names never contain
+// '_', so these cannot collide with a skill.
+const (
+	execPluginName = "__exec"
+	builtinSkill   = "agent" // label of in-process tools such as use_skill
+	execSkill      = "exec"  // label of the script tools
+	useSkillTool   = "use_skill"
+)
+
+// Workspace is what one agent process sees: every known skill, the ones
+// AGENT_SKILLS activates, and the index of the tools they expose. Building
+// it reads files only; plugins start on the first Invoke.
+type Workspace struct {
+	Config *Config
+	// All holds installed and bundled skills, sorted by canonical name; an
+	// installed skill overrides a bundled one with the same canonical name.
+	All []registry.Entry
+	// Active are the skills AGENT_SKILLS selects and that loaded.
+	Active []*ActiveSkill
+	// Failed are selected skills that could not be loaded, with the reason.
+	Failed []LoadFailure
+	// Warnings are activation and tool-collision warnings, for stderr.
+	Warnings []string
+	// Tools is the tool index in the order shown to a model.
+	Tools []*ToolRef
+
+	byName      map[string]*ToolRef
+	byQualified map[string]*ToolRef
+
+	environ    []string
+	executable func() (string, error)
+	logger     hclog.Logger
+
+	hostOnce sync.Once
+	host     *host.Host
+	hostErr  error
+}
+
+// ActiveSkill is one loaded, active skill.
+type ActiveSkill struct {
+	Entry    registry.Entry
+	Manifest *registry.Manifest
+	Scripts  []exec.Script // runnable scripts (those without Err)
+}
+
+// LoadFailure says why a selected skill was left out.
+type LoadFailure struct {
+	Name   string
+	Reason string
+}
+
+// ToolRef is one tool in the index.
+type ToolRef struct {
+	Name   string // the name it is called by
+	Skill  string // canonical skill name, or "agent"/"exec" for built-ins
+	Plugin string // host plugin that serves it; "" for in-process tools
+	Info   sdk.ToolInfo
+	// Shadowed is set when an earlier tool took the bare name; the tool is
+	// still reachable as Skill.Name.
+	Shadowed bool
+
+	handler func(ctx context.Context, ws *Workspace, args json.RawMessage) (sdk.Result, error)
+}
+
+// Qualified is the skill.tool form that always selects exactly this tool.
+func (t *ToolRef) Qualified() string { return t.Skill + "." + t.Name }
+
+// allEntries merges installed and bundled entries.
+func allEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, error) {
+	installed, err := store.List()
+	if err != nil {
+		return nil, err
+	}
+	byCanon := map[string]registry.Entry{}
+	for _, e := range bundled.Entries() {
+		byCanon[e.Canonical] = e
+	}
+	for _, e := range installed {
+		byCanon[e.Canonical] = e
+	}
+	out := make([]registry.Entry, 0, len(byCanon))
+	for _, e := range byCanon {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Canonical < out[j].Canonical })
+	return out, nil
+}
+
+// findEntry returns the installed or bundled skill with this name.
+func findEntry(ctx context.Context, store *registry.Store, name string) (registry.Entry, error) {
+	canon, err := registry.Canonical(name)
+	if err != nil {
+		return registry.Entry{}, err
+	}
+	e, err := store.Get(canon)
+	if err == nil {
+		return e, nil
+	}
+	if !errors.Is(err, registry.ErrNotFound) {
+		return registry.Entry{}, err
+	}
+	for _, b := range bundled.Entries() {
+		if b.Canonical == canon {
+			return b, nil
+		}
+	}
+	return registry.Entry{}, err
+}
+
+// loadManifest reads the manifest of an installed or bundled skill.
+func loadManifest(e registry.Entry) (*registry.Manifest, []registry.Problem, error) {
+	if e.Source == "bundled" && (e.Path == "" || !dirExists(e.Path)) {
+		m, err := bundled.Manifest(e.Canonical)
+		return m, nil, err
+	}
+	return registry.LoadManifest(e.Path)
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// loadWorkspace builds the workspace for this process. It never starts a
+// process: tools come from the registry's cache and the script tools are
+// described in process.
+func (f *Factory) loadWorkspace(ctx context.Context) (*Workspace, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	store, err := f.Store()
+	if err != nil {
+		return nil, err
+	}
+	all, err := allEntries(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	ws := &Workspace{
+		Config:      cfg,
+		All:         all,
+		byName:      map[string]*ToolRef{},
+		byQualified: map[string]*ToolRef{},
+		environ:     f.environ(),
+		executable:  f.Executable,
+		logger:      f.logger(cfg),
+	}
+	selected, warnings := registry.Select(all, cfg.Skills)
+	ws.Warnings = append(ws.Warnings, warnings...)
+	for _, e := range selected {
+		m, _, err := loadManifest(e)
+		if err != nil {
+			ws.fail(e.Name, shortReason(err))
+			continue
+		}
+		as := &ActiveSkill{Entry: e, Manifest: m}
+		if e.Path != "" && dirExists(e.Path) {
+			scripts, err := exec.Discover(e.Path, m.Scripts, m.ScriptsIgnore)
+			if err != nil {
+				ws.fail(e.Name, shortReason(err))
+				continue
+			}
+			for _, s := range scripts {
+				if s.Err != nil {
+					ws.Warnings = append(ws.Warnings, fmt.Sprintf("skill %s: script %s is skipped: %v", e.Canonical, s.Name, s.Err))
+					continue
+				}
+				as.Scripts = append(as.Scripts, s)
+			}
+		}
+		if e.Plugin != nil && len(e.Tools) == 0 {
+			ws.Warnings = append(ws.Warnings, fmt.Sprintf("skill %s: its plugin described no tools; reinstall it with 'agent skill update --yes %s'", e.Canonical, e.Canonical))
+		}
+		ws.Active = append(ws.Active, as)
+	}
+	if err := ws.index(); err != nil {
+		return nil, err
+	}
+	return ws, nil
+}
+
+func (ws *Workspace) fail(name, reason string) {
+	ws.Failed = append(ws.Failed, LoadFailure{Name: name, Reason: reason})
+	ws.Warnings = append(ws.Warnings, fmt.Sprintf("skill %s failed to load: %s", name, reason))
+}
+
+// shortReason is the first line of an error, enough to say why a skill did
+// not load without burying the other output.
+func shortReason(err error) string {
+	return firstLine(err.Error(), 200)
+}
+
+// PrintWarnings writes the workspace's warnings to w.
+func (ws *Workspace) PrintWarnings(w io.Writer) {
+	for _, msg := range ws.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", msg)
+	}
+}
+
+// index builds the tool index. Built-in tools come first so that a skill
+// cannot hide use_skill or the script tools; skill tools follow in canonical
+// order, and the first to take a bare name keeps it.
+func (ws *Workspace) index() error {
+	if len(ws.Active) == 0 {
+		return nil
+	}
+	ws.add(&ToolRef{Name: useSkillTool, Skill: builtinSkill, Info: useSkillInfo, handler: useSkill})
+	if ws.hasScripts() {
+		infos, err := execToolInfos()
+		if err != nil {
+			return fmt.Errorf("describe the script tools: %w", err)
+		}
+		for _, info := range infos {
+			ws.add(&ToolRef{Name: info.Name, Skill: execSkill, Plugin: execPluginName, Info: info})
+		}
+	}
+	for _, as := range ws.Active {
+		for _, t := range as.Entry.Tools {
+			ws.add(&ToolRef{
+				Name:   t.Name,
+				Skill:  as.Entry.Canonical,
+				Plugin: as.Entry.Canonical,
+				Info:   sdk.ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema},
+			})
+		}
+	}
+	return nil
+}
+
+func (ws *Workspace) add(t *ToolRef) {
+	ws.Tools = append(ws.Tools, t)
+	ws.byQualified[t.Qualified()] = t
+	if prev, taken := ws.byName[t.Name]; taken {
+		t.Shadowed = true
+		ws.Warnings = append(ws.Warnings, fmt.Sprintf("tool %s is defined by both %s and %s; %s wins, call the other as %s",
+			t.Name, prev.Qualified(), t.Qualified(), prev.Qualified(), t.Qualified()))
+		return
+	}
+	ws.byName[t.Name] = t
+}
+
+func (ws *Workspace) hasScripts() bool {
+	for _, as := range ws.Active {
+		if len(as.Scripts) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Skill returns the active skill with this name, or nil.
+func (ws *Workspace) Skill(name string) *ActiveSkill {
+	canon, err := registry.Canonical(name)
+	if err != nil {
+		return nil
+	}
+	for _, as := range ws.Active {
+		if as.Entry.Canonical == canon {
+			return as
+		}
+	}
+	return nil
+}
+
+// Tool resolves a bare tool name or skill.tool.
+func (ws *Workspace) Tool(name string) (*ToolRef, bool) {
+	if t, ok := ws.byName[name]; ok {
+		return t, true
+	}
+	if skill, tool, ok := strings.Cut(name, "."); ok {
+		if canon, err := registry.Canonical(skill); err == nil {
+			t, ok := ws.byQualified[canon+"."+tool]
+			return t, ok
+		}
+	}
+	return nil, false
+}
+
+// Host returns the plugin host with every active plugin registered. No
+// plugin starts until its first Invoke.
+func (ws *Workspace) Host() (*host.Host, error) {
+	ws.hostOnce.Do(func() { ws.host, ws.hostErr = ws.newHost() })
+	return ws.host, ws.hostErr
+}
+
+func (ws *Workspace) newHost() (*host.Host, error) {
+	stateDir := filepath.Join(ws.Config.Home, "state")
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	h := host.New(host.WithLogger(ws.logger), host.WithStateDir(stateDir))
+	for _, as := range ws.Active {
+		e := as.Entry
+		if e.Plugin == nil {
+			continue
+		}
+		h.Register(host.Plugin{
+			Name:   e.Canonical,
+			Path:   e.Plugin.Path,
+			SHA256: e.Plugin.SHA256,
+			Env:    host.FilterEnv(ws.environ, as.Manifest.Permissions.Env),
+			Dir:    e.Path,
+		})
+	}
+	if ws.hasScripts() {
+		p, err := ws.execPlugin(stateDir)
+		if err != nil {
+			h.Close()
+			return nil, err
+		}
+		h.Register(p)
+	}
+	return h, nil
+}
+
+// execPlugin describes the built-in script plugin: the agent binary itself,
+// re-executed as `agent __plugin exec`, configured through its environment.
+func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
+	self, err := ws.executable()
+	if err != nil {
+		return host.Plugin{}, fmt.Errorf("find the agent binary to run scripts: %w", err)
+	}
+	cfg := exec.Config{
+		Timeout:   ws.Config.ScriptTimeout,
+		MaxOutput: ws.Config.MaxScriptOutput,
+		UV:        ws.Config.UV,
+		CacheDir:  filepath.Join(stateDir, "exec"),
+	}
+	var allowed []string
+	for _, as := range ws.Active {
+		if len(as.Scripts) == 0 {
+			continue
+		}
+		cfg.Skills = append(cfg.Skills, exec.Skill{
+			Name:    as.Entry.Canonical,
+			Dir:     as.Entry.Path,
+			Scripts: as.Manifest.Scripts,
+			Ignore:  as.Manifest.ScriptsIgnore,
+			Env:     as.Manifest.Permissions.Env,
+		})
+		allowed = append(allowed, as.Manifest.Permissions.Env...)
+	}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return host.Plugin{}, fmt.Errorf("encode the script plugin's configuration: %w", err)
+	}
+	env := append(host.FilterEnv(ws.environ, allowed), exec.ConfigEnv+"="+string(data))
+	return host.Plugin{
+		Name: execPluginName,
+		Path: self,
+		Args: []string{"__plugin", "exec"},
+		Env:  env,
+	}, nil
+}
+
+// Invoke calls a tool. Plugins start lazily here.
+func (ws *Workspace) Invoke(ctx context.Context, t *ToolRef, args json.RawMessage) (sdk.Result, error) {
+	if t.handler != nil {
+		return t.handler(ctx, ws, args)
+	}
+	h, err := ws.Host()
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	return h.Invoke(ctx, t.Plugin, t.Info.Name, args)
+}
+
+// Close stops every plugin this workspace started.
+func (ws *Workspace) Close() {
+	if ws.host != nil {
+		ws.host.Close()
+	}
+}

@@ -1,0 +1,93 @@
+package disclosure
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Skill is what Layer 1 needs to know about one active skill.
+type Skill struct {
+	Name        string
+	Description string
+	// DisableModelInvocation (disable-model-invocation: true) keeps the
+	// skill out of Layer 1: only a person may invoke it.
+	DisableModelInvocation bool
+}
+
+// Tool is a generic tool listed in Layer 1.
+type Tool struct {
+	Name        string
+	Description string
+}
+
+// DefaultBudget is the Layer 1 budget in characters when no context window
+// is known (SPEC §10).
+const DefaultBudget = 16000
+
+// CharsPerToken converts a context window in tokens into characters for the
+// budget. Four characters per token is the usual figure for English text
+// with cl100k/o200k; it makes the 2% of a 200k-token window equal the
+// 16,000-character default.
+const CharsPerToken = 4
+
+// BudgetFor returns the Layer 1 budget in characters for a context window of
+// the given number of tokens: 2% of it, times CharsPerToken. A window of 0
+// or less gives DefaultBudget.
+func BudgetFor(contextWindow int) int {
+	if contextWindow <= 0 {
+		return DefaultBudget
+	}
+	return contextWindow * 2 / 100 * CharsPerToken
+}
+
+const layer1Intro = "Skills add instructions and tools for specific tasks. When a task matches a skill below, call use_skill with its name first and follow what it returns.\n"
+
+// Layer1 lays out the text a model always has in context: the tools, then
+// one line per skill. Skills keep their order. Skills with
+// DisableModelInvocation are left out and reported in neither list. budget
+// is in characters (runes); a skill whose line would take the text past it
+// is dropped and later, shorter ones may still fit. The tools are always
+// kept, even past the budget, since without them no skill can be used.
+func Layer1(skills []Skill, tools []Tool, budget int) (text string, included, dropped []string) {
+	var b strings.Builder
+	if len(tools) > 0 {
+		b.WriteString("## Tools\n")
+		for _, t := range tools {
+			b.WriteString(line(t.Name, t.Description))
+		}
+	}
+	var lines []string
+	size := utf8.RuneCountInString(b.String())
+	header := "\n## Skills\n" + layer1Intro
+	headerSize := utf8.RuneCountInString(header)
+	for _, s := range skills {
+		if s.DisableModelInvocation {
+			continue
+		}
+		l := line(s.Name, s.Description)
+		n := utf8.RuneCountInString(l)
+		if len(lines) == 0 {
+			n += headerSize
+		}
+		if size+n > budget {
+			dropped = append(dropped, s.Name)
+			continue
+		}
+		size += n
+		lines = append(lines, l)
+		included = append(included, s.Name)
+	}
+	if len(lines) > 0 {
+		b.WriteString(header)
+		for _, l := range lines {
+			b.WriteString(l)
+		}
+	}
+	return b.String(), included, dropped
+}
+
+// line is "- name: description" on one line; descriptions written as YAML
+// block scalars lose their line breaks here.
+func line(name, desc string) string {
+	return "- " + name + ": " + strings.Join(strings.Fields(desc), " ") + "\n"
+}

@@ -1,0 +1,100 @@
+package disclosure
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var testTools = []Tool{
+	{Name: "use_skill", Description: "Load a skill's instructions."},
+	{Name: "script_run", Description: "Run a script."},
+}
+
+func TestLayer1(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 500)
+	skills := []Skill{
+		{Name: "alpha", Description: "Does alpha things.\nOn two lines."},
+		{Name: "big", Description: long},
+		{Name: "hidden", Description: "Only for people.", DisableModelInvocation: true},
+		{Name: "zeta", Description: "Does zeta."},
+	}
+	tests := []struct {
+		name         string
+		budget       int
+		tools        []Tool
+		wantIncluded []string
+		wantDropped  []string
+	}{
+		{"everything fits", DefaultBudget, testTools, []string{"alpha", "big", "zeta"}, nil},
+		{"big dropped, later small kept", 600, testTools[:1], []string{"alpha", "zeta"}, []string{"big"}},
+		{"nothing fits", 10, testTools[:1], nil, []string{"alpha", "big", "zeta"}},
+		{"no tools", DefaultBudget, nil, []string{"alpha", "big", "zeta"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			text, inc, drop := Layer1(skills, tt.tools, tt.budget)
+			if !slices.Equal(inc, tt.wantIncluded) || !slices.Equal(drop, tt.wantDropped) {
+				t.Fatalf("included %v dropped %v, want %v %v", inc, drop, tt.wantIncluded, tt.wantDropped)
+			}
+			if strings.Contains(text, "hidden") || strings.Contains(text, "Only for people") {
+				t.Errorf("disable-model-invocation skill is in Layer 1:\n%s", text)
+			}
+			if len(inc) > 0 && utf8.RuneCountInString(text) > tt.budget {
+				t.Errorf("text is %d characters, over the budget %d", utf8.RuneCountInString(text), tt.budget)
+			}
+			for _, tool := range tt.tools {
+				if !strings.Contains(text, "- "+tool.Name+": ") {
+					t.Errorf("tool %s missing from:\n%s", tool.Name, text)
+				}
+			}
+			for _, s := range inc {
+				if !strings.Contains(text, "- "+s+": ") {
+					t.Errorf("skill %s missing from:\n%s", s, text)
+				}
+			}
+			if slices.Contains(inc, "alpha") && !strings.Contains(text, "- alpha: Does alpha things. On two lines.\n") {
+				t.Errorf("description not folded onto one line:\n%s", text)
+			}
+		})
+	}
+}
+
+func TestBudgetFor(t *testing.T) {
+	t.Parallel()
+	for window, want := range map[int]int{0: 16000, -1: 16000, 200000: 16000, 1000000: 80000, 8192: 652} {
+		if got := BudgetFor(window); got != want {
+			t.Errorf("BudgetFor(%d) = %d, want %d", window, got, want)
+		}
+	}
+}
+
+func TestTriggerMatrix(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		triggers Triggers
+		person   error
+		model    error
+	}{
+		{"default", Triggers{UserInvocable: true}, nil, nil},
+		{"disable-model-invocation", Triggers{DisableModelInvocation: true, UserInvocable: true}, nil, ErrModelInvocationDisabled},
+		{"user-invocable false", Triggers{UserInvocable: false}, ErrNotUserInvocable, nil},
+		{"both", Triggers{DisableModelInvocation: true}, ErrNotUserInvocable, ErrModelInvocationDisabled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for by, want := range map[Invoker]error{Person: tt.person, Model: tt.model} {
+				err := Check("demo", tt.triggers, by)
+				if (want == nil) != (err == nil) || (want != nil && !errors.Is(err, want)) {
+					t.Errorf("Check by %v = %v, want %v", by, err, want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,443 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentskills/agent/sdk"
+)
+
+// Errors that wrap launch problems. Tool failures are *sdk.Error instead.
+var (
+	// ErrTampered: the plugin binary's sha256 differs from the registry's.
+	ErrTampered = errors.New("plugin binary does not match its recorded sha256")
+	// ErrUnknownPlugin: no plugin is registered under that name.
+	ErrUnknownPlugin = errors.New("no plugin registered under that name")
+	// ErrStart: the plugin could not be started or did not complete the
+	// handshake.
+	ErrStart = errors.New("plugin failed to start")
+	// ErrClosed: the Host was closed.
+	ErrClosed = errors.New("plugin host is closed")
+)
+
+// Plugin says how to run one skill's plugin.
+type Plugin struct {
+	Name string   // skill name, used in messages and logs
+	Path string   // the executable
+	Args []string // arguments after the executable
+	// SHA256 is the hex sha256 the binary must have. "" marks a built-in
+	// (the agent binary itself), which is not checked.
+	SHA256 string
+	Env    []string // the plugin's whole environment (see FilterEnv)
+	Dir    string   // working directory; "" = the host's
+}
+
+// Option configures a Host.
+type Option func(*config)
+
+type config struct {
+	logger       hclog.Logger
+	stateDir     string
+	callTimeout  time.Duration
+	startTimeout time.Duration
+}
+
+// WithLogger sets the host's logger. Plugins log at its level, through it.
+func WithLogger(l hclog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithStateDir keeps binary fingerprints under dir/fingerprints so that a
+// later process can skip re-hashing an unchanged binary.
+func WithStateDir(dir string) Option { return func(c *config) { c.stateDir = dir } }
+
+// WithCallTimeout bounds every Invoke (0, the default, leaves it to the
+// caller's context). A call that runs out of time is an *sdk.Error with
+// code timeout and its plugin is killed.
+func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
+
+// WithStartTimeout bounds launch plus handshake (default 10s).
+func WithStartTimeout(d time.Duration) Option { return func(c *config) { c.startTimeout = d } }
+
+// Host runs skill plugins: one process per registered plugin, started on
+// the first call and shared by all callers. It is safe for concurrent use.
+type Host struct {
+	cfg      config
+	verifier *verifier
+	level    string
+
+	mu     sync.RWMutex
+	procs  map[string]*proc
+	closed atomic.Bool
+
+	bg sync.WaitGroup // cleanup of killed plugins
+}
+
+// proc is one registered plugin and its current process, if any.
+type proc struct {
+	p   Plugin
+	mu  sync.Mutex // serialises starts
+	cur atomic.Pointer[instance]
+}
+
+// instance is one running plugin process.
+type instance struct {
+	client  *plugin.Client
+	skill   sdk.Skill
+	run     *procRunner
+	stderr  *tail
+	retired atomic.Bool
+}
+
+func (i *instance) alive() bool { return !i.retired.Load() && !i.run.exited.Load() }
+
+// New returns a Host. No process starts until Invoke.
+func New(opts ...Option) *Host {
+	cfg := config{startTimeout: 10 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.logger == nil {
+		cfg.logger = hclog.NewNullLogger()
+	}
+	level := cfg.logger.GetLevel()
+	if level == hclog.NoLevel || level == hclog.Off {
+		level = hclog.Error
+	}
+	return &Host{
+		cfg:      cfg,
+		verifier: newVerifier(cfg.stateDir),
+		level:    level.String(),
+		procs:    map[string]*proc{},
+	}
+}
+
+// Register adds or replaces a plugin definition. It starts nothing; a
+// process of a replaced definition is stopped.
+func (h *Host) Register(p Plugin) {
+	h.mu.Lock()
+	old := h.procs[p.Name]
+	h.procs[p.Name] = &proc{p: p}
+	h.mu.Unlock()
+	if old != nil {
+		old.mu.Lock()
+		inst := old.cur.Swap(nil)
+		old.mu.Unlock()
+		if inst != nil {
+			h.retire(inst, false)
+		}
+	}
+}
+
+// Invoke calls tool in the named plugin, starting the plugin if it is not
+// running. Tool failures, crashes (plugin_crashed), deadlines (timeout) and
+// cancellation (canceled) come back as *sdk.Error; launch problems wrap
+// ErrStart, ErrTampered or ErrUnknownPlugin.
+func (h *Host) Invoke(ctx context.Context, name, tool string, args json.RawMessage) (sdk.Result, error) {
+	h.mu.RLock()
+	pr := h.procs[name]
+	h.mu.RUnlock()
+	if pr == nil {
+		return sdk.Result{}, fmt.Errorf("invoke %s.%s: %w: %q", name, tool, ErrUnknownPlugin, name)
+	}
+	if h.closed.Load() {
+		return sdk.Result{}, fmt.Errorf("invoke %s.%s: %w", name, tool, ErrClosed)
+	}
+	inst := pr.cur.Load()
+	if inst == nil || !inst.alive() {
+		var err error
+		if inst, err = h.start(ctx, pr); err != nil {
+			return sdk.Result{}, err
+		}
+	}
+	if h.cfg.callTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.cfg.callTimeout)
+		defer cancel()
+	}
+	res, err := inst.skill.Invoke(ctx, tool, args)
+	if err == nil || !errors.Is(err, sdk.ErrTransport) {
+		return res, err
+	}
+	return sdk.Result{}, h.transportFailure(ctx, pr, inst, tool, err)
+}
+
+// transportFailure turns a failed call into the structured error the
+// caller sees, and retires the process when it cannot be trusted anymore.
+func (h *Host) transportFailure(ctx context.Context, pr *proc, inst *instance, tool string, err error) error {
+	name := pr.p.Name
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// The handler may ignore its context forever; only a kill frees it.
+		h.detach(pr, inst)
+		h.retire(inst, true)
+		limit := ""
+		if h.cfg.callTimeout > 0 {
+			limit = fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
+		}
+		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the plugin was stopped and starts again on the next call", name, tool, limit)
+	case errors.Is(ctx.Err(), context.Canceled):
+		return sdk.Errorf(sdk.CodeCanceled, "%s.%s was canceled", name, tool)
+	case status.Code(err) == codes.ResourceExhausted:
+		return sdk.Errorf(sdk.CodeInvalidArgs, "%s.%s: message too large: %v", name, tool, status.Convert(err).Message())
+	}
+	h.detach(pr, inst)
+	// Give a dying process a moment so the message can say how it died.
+	select {
+	case <-inst.run.done:
+	case <-time.After(200 * time.Millisecond):
+	}
+	how := "the connection to it broke"
+	if inst.run.exited.Load() {
+		how = "it exited"
+		if inst.run.waitErr != nil {
+			how = "it exited: " + inst.run.waitErr.Error()
+		}
+	}
+	h.retire(inst, true)
+	msg := fmt.Sprintf("the %s plugin stopped during %s (%s); it starts again on the next call", name, tool, how)
+	if p := inst.stderr.panicLine(); p != "" {
+		msg += "; " + p
+	} else if t := lastLines(inst.stderr.String(), 3); t != "" {
+		msg += "; last output: " + t
+	}
+	return &sdk.Error{Code: sdk.CodePluginCrashed, Message: msg}
+}
+
+// detach makes the next call start a fresh process.
+func (h *Host) detach(pr *proc, inst *instance) { pr.cur.CompareAndSwap(inst, nil) }
+
+// retire stops inst once. With hard it is SIGKILLed at once (it hangs or
+// is broken); otherwise go-plugin asks it to shut down first.
+func (h *Host) retire(inst *instance, hard bool) {
+	if !inst.retired.CompareAndSwap(false, true) {
+		return
+	}
+	if hard {
+		_ = inst.run.Kill(context.Background())
+	}
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		inst.client.Kill() // reaps the process, removes the socket dir
+	}()
+}
+
+func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if h.closed.Load() {
+		return nil, fmt.Errorf("start %s: %w", pr.p.Name, ErrClosed)
+	}
+	if inst := pr.cur.Load(); inst != nil {
+		if inst.alive() {
+			return inst, nil
+		}
+		pr.cur.Store(nil)
+		h.retire(inst, true)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: skill %q: %w", ErrStart, pr.p.Name, err)
+	}
+	inst, err := h.launch(pr.p)
+	if err != nil {
+		return nil, err
+	}
+	pr.cur.Store(inst)
+	return inst, nil
+}
+
+var procSelfFD = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/fd")
+	return err == nil
+})
+
+var Phases [5][]time.Duration
+
+func (h *Host) launch(p Plugin) (*instance, error) {
+	execPath := p.Path
+	if p.SHA256 != "" {
+		tv := time.Now()
+		f, err := h.verifier.open(p)
+		Phases[0] = append(Phases[0], time.Since(tv))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if procSelfFD() {
+			// Run the very file we verified, not whatever the path names now.
+			execPath = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+		}
+	}
+	log := h.cfg.logger.Named(p.Name)
+	stderr := &tail{}
+	var run *procRunner
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		Plugins:          sdk.PluginMap(nil),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		SkipHostEnv:      true,
+		StartTimeout:     h.cfg.startTimeout,
+		Logger:           log,
+		Stderr:           stderr,
+		SyncStdout:       lineLog{log, "stdout"},
+		SyncStderr:       lineLog{log, "stderr"},
+		RunnerFunc: func(l hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
+			// base.Env holds only go-plugin's variables (SkipHostEnv),
+			// including the private 0700 socket directory it created.
+			env := make([]string, 0, len(p.Env)+len(base.Env)+1)
+			env = append(env, p.Env...)
+			env = append(env, base.Env...)
+			env = append(env, sdk.EnvLogLevel+"="+h.level)
+			cmd := &exec.Cmd{
+				Path:        execPath,
+				Args:        append([]string{p.Path}, p.Args...),
+				Env:         env,
+				Dir:         p.Dir,
+				SysProcAttr: sysProcAttr(),
+			}
+			var err error
+			run, err = newRunner(p.Name, l, cmd)
+			return run, err
+		},
+	})
+	fail := func(err error) (*instance, error) {
+		client.Kill()
+		msg := fmt.Sprintf("skill %q (%s): %v", p.Name, p.Path, err)
+		if t := lastLines(stderr.String(), 5); t != "" {
+			msg += "; plugin output: " + t
+		}
+		return nil, fmt.Errorf("%w: %s. Check that the plugin's main calls sdk.Serve, or rebuild it with `agent skill update %s`",
+			ErrStart, msg, p.Name)
+	}
+	t0 := time.Now()
+	if _, err := client.Start(); err != nil {
+		return fail(err)
+	}
+	t1 := time.Now()
+	rpc, err := client.Client()
+	if err != nil {
+		return fail(err)
+	}
+	Phases[1] = append(Phases[1], t1.Sub(t0))
+	Phases[2] = append(Phases[2], time.Since(t1))
+	raw, err := rpc.Dispense(sdk.PluginName)
+	if err != nil {
+		return fail(err)
+	}
+	skill, ok := raw.(sdk.Skill)
+	if !ok {
+		return fail(fmt.Errorf("dispensed %T, not a skill", raw))
+	}
+	return &instance{client: client, skill: skill, run: run, stderr: stderr}, nil
+}
+
+// Close kills every plugin and waits for them to exit. Later calls fail
+// with ErrClosed.
+func (h *Host) Close() error {
+	h.closed.Store(true)
+	h.mu.RLock()
+	procs := make([]*proc, 0, len(h.procs))
+	for _, pr := range h.procs {
+		procs = append(procs, pr)
+	}
+	h.mu.RUnlock()
+	for _, pr := range procs {
+		pr.mu.Lock() // wait for a start in progress
+		inst := pr.cur.Swap(nil)
+		pr.mu.Unlock()
+		if inst != nil {
+			h.retire(inst, false)
+		}
+	}
+	h.bg.Wait()
+	return nil
+}
+
+// Describe starts p once, asks it for its tools and stops it: what
+// `agent skill add` records, so that listing tools never starts a process.
+func Describe(ctx context.Context, p Plugin, opts ...Option) ([]sdk.ToolInfo, error) {
+	h := New(opts...)
+	defer h.Close()
+	h.Register(p)
+	h.mu.RLock()
+	pr := h.procs[p.Name]
+	h.mu.RUnlock()
+	inst, err := h.start(ctx, pr)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := inst.skill.Describe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("describe skill %q: %w", p.Name, err)
+	}
+	return tools, nil
+}
+
+// PID returns the process id of the named plugin, or 0 when it is not
+// running. For diagnostics (`agent check`) and tests.
+func (h *Host) PID(name string) int {
+	h.mu.RLock()
+	pr := h.procs[name]
+	h.mu.RUnlock()
+	if pr == nil {
+		return 0
+	}
+	if inst := pr.cur.Load(); inst != nil && inst.alive() {
+		return inst.run.pid
+	}
+	return 0
+}
+
+// baseEnv is what every plugin gets besides its allow-list.
+var baseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
+
+// FilterEnv builds a plugin environment from environ (usually
+// os.Environ()): the base variables PATH, HOME, LANG and TMPDIR, plus the
+// names matching allow (permissions.env; `*` matches any run of
+// characters, for example HELLO_*).
+func FilterEnv(environ, allow []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		if slices.Contains(baseEnv, name) || matchAny(allow, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		// path.Match treats only '*', '?' and '[' specially; names have no '/'.
+		if ok, err := path.Match(p, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.TrimSpace(strings.Join(lines, " | "))
+}

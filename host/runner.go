@@ -1,0 +1,220 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin/runner"
+)
+
+// procRunner is our go-plugin runner: it starts the verified binary with
+// the exact environment, asks the kernel to kill the child when the host
+// dies, and filters stdout so that stray prints cannot break the
+// handshake.
+type procRunner struct {
+	name   string
+	logger hclog.Logger
+	cmd    *exec.Cmd
+
+	rawStdout io.ReadCloser
+	stderr    io.ReadCloser
+	stdout    *io.PipeReader
+	stdoutW   *io.PipeWriter
+
+	pid    int
+	exited atomic.Bool
+	done   chan struct{}
+	// waitErr is set before done closes.
+	waitErr error
+}
+
+var _ runner.Runner = (*procRunner)(nil)
+
+func newRunner(name string, logger hclog.Logger, cmd *exec.Cmd) (*procRunner, error) {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	return &procRunner{
+		name: name, logger: logger, cmd: cmd,
+		rawStdout: stdout, stderr: stderr, stdout: pr, stdoutW: pw,
+		done: make(chan struct{}),
+	}, nil
+}
+
+func (r *procRunner) Start(context.Context) error {
+	if err := spawn(r.cmd); err != nil {
+		return err
+	}
+	r.pid = r.cmd.Process.Pid
+	go r.filterStdout()
+	return nil
+}
+
+// handshakeLine finds go-plugin's handshake ("1|1|unix|/path|grpc|") in a
+// stdout line, also when a partial print without a newline precedes it.
+var handshakeLine = regexp.MustCompile(`1\|\d+\|(unix|tcp)\|[^|]+\|(grpc|netrpc)(\|.*)?$`)
+
+// findHandshake returns the handshake part of line, if any.
+func findHandshake(line string) (string, bool) {
+	loc := handshakeLine.FindStringIndex(line)
+	if loc == nil {
+		return "", false
+	}
+	return line[loc[0]:], true
+}
+
+func (r *procRunner) filterStdout() {
+	defer r.stdoutW.Close()
+	sc := bufio.NewScanner(r.rawStdout)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	seen := false
+	for sc.Scan() {
+		line := sc.Text()
+		if !seen {
+			if hs, ok := findHandshake(line); ok {
+				seen = true
+				if prefix := line[:len(line)-len(hs)]; prefix != "" {
+					r.logger.Debug("plugin wrote to stdout", "line", prefix)
+				}
+				if _, err := io.WriteString(r.stdoutW, hs+"\n"); err != nil {
+					return
+				}
+				continue
+			}
+		}
+		if line != "" {
+			r.logger.Debug("plugin wrote to stdout", "line", line)
+		}
+	}
+}
+
+func (r *procRunner) Stdout() io.ReadCloser { return r.stdout }
+func (r *procRunner) Stderr() io.ReadCloser { return r.stderr }
+func (r *procRunner) Name() string          { return r.name }
+func (r *procRunner) ID() string            { return strconv.Itoa(r.pid) }
+
+func (r *procRunner) Diagnose(context.Context) string {
+	return "the plugin did not answer the go-plugin handshake: check that its main calls sdk.Serve"
+}
+
+func (r *procRunner) Wait(context.Context) error {
+	err := r.cmd.Wait()
+	r.waitErr = err
+	r.exited.Store(true)
+	close(r.done)
+	return err
+}
+
+func (r *procRunner) Kill(context.Context) error {
+	if r.cmd.Process == nil {
+		return nil
+	}
+	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
+func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }
+
+// spawn starts commands from one goroutine locked to its OS thread. Linux
+// delivers Pdeathsig when the *thread* that forked the child exits, and the
+// Go runtime may retire threads; this thread never exits.
+func spawn(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawnCh = make(chan spawnReq)
+		go func() {
+			runtime.LockOSThread()
+			for req := range spawnCh {
+				req.done <- req.cmd.Start()
+			}
+		}()
+	})
+	req := spawnReq{cmd: cmd, done: make(chan error, 1)}
+	spawnCh <- req
+	return <-req.done
+}
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+var (
+	spawnOnce sync.Once
+	spawnCh   chan spawnReq
+)
+
+// tail keeps the last bytes a plugin wrote to stderr, for start and crash
+// messages.
+type tail struct {
+	mu    sync.Mutex
+	buf   []byte
+	panic string // the "panic: ..." line, which a long trace pushes out of buf
+}
+
+const tailSize = 2048
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	if bytes.HasPrefix(p, []byte("panic: ")) || bytes.HasPrefix(p, []byte("fatal error: ")) {
+		t.panic = string(trimNL(p))
+	}
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailSize {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailSize:]...)
+	}
+	t.mu.Unlock()
+	return len(p), nil
+}
+
+func (t *tail) panicLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.panic
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// lineLog sends the plugin's synced stdout/stderr (writes to os.Stdout and
+// os.Stderr after Serve) to the host log.
+type lineLog struct {
+	l      hclog.Logger
+	stream string
+}
+
+func (w lineLog) Write(p []byte) (int, error) {
+	if w.l.IsDebug() {
+		w.l.Debug("plugin output", "stream", w.stream, "text", string(trimNL(p)))
+	}
+	return len(p), nil
+}
+
+func trimNL(p []byte) []byte {
+	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
+		p = p[:len(p)-1]
+	}
+	return p
+}

@@ -1,0 +1,196 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// fingerprint identifies one version of a file without reading it. Every
+// write to a file changes its ctime, which no user can set back, so an
+// unchanged fingerprint means unchanged contents since the recorded full
+// check.
+type fingerprint struct {
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+	Size    int64  `json:"size"`
+	Dev     uint64 `json:"dev"`
+	Ino     uint64 `json:"ino"`
+	MtimeNs int64  `json:"mtime_ns"`
+	CtimeNs int64  `json:"ctime_ns"`
+}
+
+func statOf(f *os.File) (fingerprint, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return fingerprint{}, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fingerprint{}, errors.New("no stat data on this platform")
+	}
+	if !fi.Mode().IsRegular() {
+		return fingerprint{}, fmt.Errorf("%s is not a regular file", f.Name())
+	}
+	return fingerprint{
+		Size:    fi.Size(),
+		Dev:     uint64(st.Dev),
+		Ino:     uint64(st.Ino),
+		MtimeNs: st.Mtim.Nano(),
+		CtimeNs: st.Ctim.Nano(),
+	}, nil
+}
+
+func (f fingerprint) sameFile(g fingerprint) bool {
+	return f.Size == g.Size && f.Dev == g.Dev && f.Ino == g.Ino &&
+		f.MtimeNs == g.MtimeNs && f.CtimeNs == g.CtimeNs
+}
+
+// parseFingerprint reads a stored record; anything odd is "no record",
+// which only costs a full hash.
+func parseFingerprint(b []byte) (fingerprint, error) {
+	var fp fingerprint
+	if err := json.Unmarshal(b, &fp); err != nil {
+		return fingerprint{}, err
+	}
+	if fp.Path == "" || len(fp.SHA256) != sha256.Size*2 {
+		return fingerprint{}, errors.New("incomplete fingerprint record")
+	}
+	if _, err := hex.DecodeString(fp.SHA256); err != nil {
+		return fingerprint{}, err
+	}
+	return fp, nil
+}
+
+// verifier checks plugin binaries against their recorded sha256, keeping
+// fingerprints in memory and, with a state dir, on disk for the next
+// process.
+type verifier struct {
+	dir string // "" = memory only
+
+	mu  sync.Mutex
+	mem map[string]fingerprint
+
+	hashes atomic.Int64 // full hashes done; tests watch the fast path with it
+}
+
+func newVerifier(stateDir string) *verifier {
+	v := &verifier{mem: map[string]fingerprint{}}
+	if stateDir != "" {
+		v.dir = filepath.Join(stateDir, "fingerprints")
+	}
+	return v
+}
+
+func (v *verifier) recordPath(path string) string {
+	sum := sha256.Sum256([]byte(path))
+	return filepath.Join(v.dir, hex.EncodeToString(sum[:16])+".json")
+}
+
+func (v *verifier) lookup(path string) (fingerprint, bool) {
+	v.mu.Lock()
+	fp, ok := v.mem[path]
+	v.mu.Unlock()
+	if ok || v.dir == "" {
+		return fp, ok
+	}
+	b, err := os.ReadFile(v.recordPath(path))
+	if err != nil {
+		return fingerprint{}, false
+	}
+	fp, err = parseFingerprint(b)
+	if err != nil || fp.Path != path {
+		return fingerprint{}, false
+	}
+	v.mu.Lock()
+	v.mem[path] = fp
+	v.mu.Unlock()
+	return fp, true
+}
+
+func (v *verifier) store(fp fingerprint) {
+	v.mu.Lock()
+	v.mem[fp.Path] = fp
+	v.mu.Unlock()
+	if v.dir == "" {
+		return
+	}
+	// Best effort: a missing record only means a full hash next time.
+	if err := os.MkdirAll(v.dir, 0o700); err != nil {
+		return
+	}
+	b, _ := json.Marshal(fp)
+	tmp, err := os.CreateTemp(v.dir, ".fp-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), v.recordPath(fp.Path)) != nil {
+		_ = os.Remove(tmp.Name())
+	}
+}
+
+// open opens p's binary and proves it is the one the registry recorded.
+// The host executes the returned descriptor itself, so the file that runs
+// is the file that was checked even if the path is swapped meanwhile.
+func (v *verifier) open(p Plugin) (*os.File, error) {
+	f, err := os.Open(p.Path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: skill %q: plugin binary %s is missing; run `agent skill update %s` to rebuild it",
+				ErrStart, p.Name, p.Path, p.Name)
+		}
+		return nil, fmt.Errorf("%w: skill %q: open plugin binary: %v", ErrStart, p.Name, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = f.Close()
+		}
+	}()
+	want := strings.ToLower(p.SHA256)
+	before, err := statOf(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: skill %q: stat plugin binary: %v", ErrStart, p.Name, err)
+	}
+	if rec, found := v.lookup(p.Path); found && rec.SHA256 == want && rec.sameFile(before) {
+		ok = true
+		return f, nil
+	}
+	v.hashes.Add(1)
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, fmt.Errorf("%w: skill %q: read plugin binary: %v", ErrStart, p.Name, err)
+	}
+	after, err := statOf(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: skill %q: stat plugin binary: %v", ErrStart, p.Name, err)
+	}
+	got := hex.EncodeToString(h.Sum(nil))
+	if !after.sameFile(before) {
+		return nil, tampered(p, "it changed while being verified")
+	}
+	if got != want {
+		return nil, tampered(p, fmt.Sprintf("its sha256 is %s, the registry recorded %s", got, want))
+	}
+	after.Path, after.SHA256 = p.Path, want
+	v.store(after)
+	ok = true
+	return f, nil
+}
+
+func tampered(p Plugin, why string) error {
+	return fmt.Errorf("%w: skill %q: plugin binary %s was modified after install (%s); "+
+		"refusing to run it. Run `agent skill update %s` to rebuild it, or remove and re-add the skill",
+		ErrTampered, p.Name, p.Path, why, p.Name)
+}

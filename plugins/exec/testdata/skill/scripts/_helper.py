@@ -1,0 +1,1 @@
+# ignored by scripts_ignore

@@ -1,0 +1,271 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Staged is a skill checked out and validated in skills/.tmp, handed to
+// Prepare before it is installed.
+type Staged struct {
+	Canonical string
+	Manifest  *Manifest
+	Warnings  []Problem
+
+	RepoDir   string // the checked-out repository (a plugin may need its go.mod)
+	SkillDir  string // the skill folder inside RepoDir
+	CommitSHA string
+	Version   string
+
+	// PluginOut is where Prepare writes a built plugin binary; the registry
+	// moves it to $AGENT_HOME/plugins/<canonical>/<sha>/ on commit.
+	PluginOut string
+
+	// Set by Prepare. Plugin.Path is PluginOut for a built plugin, or a path
+	// inside SkillDir for plugin.command; the registry rewrites it to the
+	// installed location.
+	Plugin *Plugin
+	Tools  []Tool
+}
+
+// Prepare builds a staged skill's plugin and describes its tools. The CLI
+// supplies it so that registry never imports host. A nil Prepare does
+// nothing.
+type Prepare func(ctx context.Context, s *Staged) error
+
+// AddRequest is what `agent skill add` asks for.
+type AddRequest struct {
+	Source       Source
+	Skill        string // [skill] selector: folder or manifest name
+	Name         string // --name: install under this name instead of the manifest's
+	Trusted      bool
+	AgentVersion string
+	Progress     io.Writer // nil is silent
+	// Warn receives SKILL.md warnings (file:line: message); nil drops them.
+	Warn func(msg string)
+}
+
+// Add clones req.Source, picks and validates the skill, lets prep build its
+// plugin, and installs it. On any failure nothing is left behind.
+func (s *Store) Add(ctx context.Context, req AddRequest, prep Prepare) (Entry, error) {
+	e, err := s.add(ctx, req, prep)
+	if err != nil {
+		return Entry{}, fmt.Errorf("add %s: %w", req.Source.Raw, err)
+	}
+	return e, nil
+}
+
+func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, error) {
+	src := req.Source
+	if src.URL == "" {
+		parsed, err := ParseSource(src.Raw)
+		if err != nil {
+			return Entry{}, err
+		}
+		parsed.Ref, parsed.Constraint = firstNonEmpty(src.Ref, parsed.Ref), firstNonEmpty(src.Constraint, parsed.Constraint)
+		src = parsed
+	}
+	if src.Raw == "" {
+		src.Raw = src.URL
+	}
+	if src.Ref != "" && src.Constraint != "" {
+		return Entry{}, fmt.Errorf("%w: give either a ref (%s) or a version constraint (%s), not both", ErrUnsupportedSource, src.Ref, src.Constraint)
+	}
+	var want string
+	if req.Name != "" {
+		c, err := Canonical(req.Name)
+		if err != nil {
+			return Entry{}, err
+		}
+		want = c
+	}
+	var w *work
+	err := s.locked(func(entries []Entry) ([]Entry, error) {
+		if want != "" {
+			if e, err := find(entries, want); err == nil {
+				return nil, alreadyInstalled(e)
+			}
+		}
+		var err error
+		w, err = s.newWork()
+		return nil, err
+	})
+	if err != nil {
+		return Entry{}, err
+	}
+	defer w.close()
+
+	repoDir := w.path("repo")
+	repo, err := s.git().Clone(ctx, src.URL, repoDir, req.Progress)
+	if err != nil {
+		return Entry{}, err
+	}
+	var t target
+	if src.Constraint != "" {
+		t, err = resolveConstraint(repo, src.Constraint)
+	} else {
+		t, err = resolveRef(repo, src.Ref)
+	}
+	if err != nil {
+		return Entry{}, err
+	}
+	if err := checkout(repo, t.Hash); err != nil {
+		return Entry{}, err
+	}
+	found, err := Discover(repoDir)
+	if err != nil {
+		return Entry{}, err
+	}
+	sel, err := pick(found, req.Skill, src.Raw)
+	if err != nil {
+		return Entry{}, err
+	}
+	m := sel.Manifest
+	name := m.Name
+	if req.Name != "" {
+		name = req.Name
+	}
+	canonical, err := Canonical(name)
+	if err != nil {
+		return Entry{}, err
+	}
+	if err := CheckCompatibility(m, req.AgentVersion); err != nil {
+		return Entry{}, err
+	}
+	if req.Warn != nil {
+		for _, p := range sel.Warnings {
+			req.Warn(p.String())
+		}
+	}
+	sha := t.Hash.String()
+	version := t.Version
+	if version == "" {
+		version = m.Version
+	}
+	st := &Staged{
+		Canonical: canonical, Manifest: m, Warnings: sel.Warnings,
+		RepoDir: repoDir, SkillDir: filepath.Join(repoDir, filepath.FromSlash(sel.Dir)),
+		CommitSHA: sha, Version: version,
+	}
+	now := s.now()
+	e := Entry{
+		Name: name, Canonical: canonical, Source: SourceGit, GitURL: src.URL,
+		Ref: src.Ref, Constraint: src.Constraint, Version: version, CommitSHA: sha,
+		Trusted: req.Trusted, InstalledAt: now, UpdatedAt: now,
+		Path: s.skillDir(canonical), Subdir: sel.Dir, Description: m.Description,
+	}
+	inst, err := s.stage(ctx, w, st, prep, &e)
+	if err != nil {
+		return Entry{}, err
+	}
+	marker := filepath.Join(s.tmpDir(), canonical+".add."+sha)
+	err = s.lockedThen(func(entries []Entry) ([]Entry, error) {
+		if old, err := find(entries, canonical); err == nil {
+			return nil, alreadyInstalled(old)
+		}
+		if _, err := os.Lstat(e.Path); err == nil {
+			return nil, fmt.Errorf("%s exists but is not in the registry; move it away and try again", e.Path)
+		}
+		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+			return nil, err
+		}
+		s.at("add:marked")
+		if err := os.Rename(inst.skill, e.Path); err != nil {
+			return nil, err
+		}
+		s.at("add:moved")
+		if err := inst.placePlugin(); err != nil {
+			return nil, err
+		}
+		s.at("add:plugin")
+		return append(entries, e), nil
+	}, func() { _ = os.Remove(marker) })
+	if err != nil {
+		return Entry{}, err
+	}
+	return e, nil
+}
+
+func alreadyInstalled(e Entry) error {
+	return fmt.Errorf("%w: %s (from %s at %s); use agent skill update %s to move it forward, or agent skill remove %s first",
+		ErrAlreadyInstalled, e.Canonical, e.GitURL, short(e.CommitSHA), e.Canonical, e.Canonical)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// installable is a staged skill ready to be moved into place.
+type installable struct {
+	skill      string // staged copy of the skill folder
+	pluginFrom string // built binary in the work dir, or ""
+	pluginTo   string
+}
+
+func (in installable) placePlugin() error {
+	if in.pluginFrom == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(in.pluginTo), 0o755); err != nil {
+		return err
+	}
+	return os.Rename(in.pluginFrom, in.pluginTo)
+}
+
+// stage runs prep, copies the skill folder out of the checkout and fills
+// e's plugin and tools with their installed locations.
+func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e *Entry) (installable, error) {
+	if err := os.MkdirAll(w.path("plugin"), 0o755); err != nil {
+		return installable{}, err
+	}
+	st.PluginOut = filepath.Join(w.path("plugin"), st.Canonical)
+	if prep != nil {
+		if err := prep(ctx, st); err != nil {
+			return installable{}, fmt.Errorf("prepare %s: %w", st.Canonical, err)
+		}
+	}
+	in := installable{skill: w.path("skill")}
+	if err := copySkill(st.SkillDir, in.skill); err != nil {
+		return installable{}, err
+	}
+	sum, err := fileSHA256(filepath.Join(in.skill, ManifestFile))
+	if err != nil {
+		return installable{}, fmt.Errorf("hash %s of %s: %w", ManifestFile, st.Canonical, err)
+	}
+	e.ManifestSHA256 = sum
+	e.Tools = st.Tools
+	e.Plugin = nil
+	if p := st.Plugin; p != nil {
+		switch path := filepath.Clean(p.Path); {
+		case path == filepath.Clean(st.PluginOut):
+			if _, err := os.Stat(path); err != nil {
+				return installable{}, fmt.Errorf("prepare %s: plugin binary missing: %w", st.Canonical, err)
+			}
+			in.pluginFrom = path
+			in.pluginTo = filepath.Join(s.PluginsDir(), st.Canonical, st.CommitSHA, filepath.Base(path))
+			e.Plugin = &Plugin{Path: in.pluginTo, SHA256: p.SHA256}
+		case within(st.SkillDir, path):
+			rel, _ := filepath.Rel(st.SkillDir, path)
+			e.Plugin = &Plugin{Path: filepath.Join(e.Path, rel), SHA256: p.SHA256}
+		default:
+			return installable{}, fmt.Errorf("prepare %s: plugin path %s is neither Staged.PluginOut nor inside the skill", st.Canonical, p.Path)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return installable{}, err
+	}
+	return in, nil
+}

@@ -1,0 +1,18 @@
+// Package registry manages installed skills: it parses SKILL.md manifests
+// (manifest.go), canonicalises names (names.go), parses add sources
+// (source.go), clones and resolves git repositories through go-git (git.go),
+// finds skills inside a repository (discover.go), and keeps
+// $AGENT_HOME/skills/registry.json plus the skill folders consistent across
+// processes (store.go, add.go, update.go). Select (select.go) decides which
+// installed skills are active for an AGENT_SKILLS value.
+//
+// Start with Store: NewStore(home), then Add, Update, Remove, List and Get.
+// Add and Update stage all work under skills/.tmp/ and commit under a flock on
+// skills/.lock by swapping directories and writing registry.json last; a
+// writer that finds leftovers of a killed run rolls them back or forward
+// (recover.go).
+//
+// The package never runs the git binary and never imports host: building a
+// plugin and describing its tools is the caller's job, done in a Prepare
+// callback.
+package registry

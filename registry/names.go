@@ -1,0 +1,46 @@
+package registry
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// MaxNameLen is the longest skill name accepted (SPEC §4).
+const MaxNameLen = 64
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Canonical returns the canonical form of a skill name: lowercase, with '_'
+// changed to '-' ("Kalshi_Markets" -> "kalshi-markets"). Names that could
+// escape a directory or collide with reserved paths are rejected with
+// ErrInvalidName.
+func Canonical(name string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("%w %q: %s; use 1-%d letters, digits, '-' or '_'", ErrInvalidName, name, why, MaxNameLen)
+	}
+	switch {
+	case name == "":
+		return bad("the name is empty")
+	case name == "." || name == ".." || name == "~":
+		return bad("the name is reserved")
+	case strings.EqualFold(name, "__pycache__"):
+		return bad("the name is reserved")
+	case strings.Contains(name, ".."), strings.ContainsAny(name, `/\`):
+		return bad("it contains a path separator or '..'")
+	case strings.ContainsFunc(name, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }):
+		return bad("it contains white space")
+	case len(name) > MaxNameLen:
+		return bad(fmt.Sprintf("it is %d characters long", len(name)))
+	case !namePattern.MatchString(name):
+		return bad("it contains a character other than a letter, digit, '-' or '_'")
+	}
+	return strings.ToLower(strings.ReplaceAll(name, "_", "-")), nil
+}
+
+// SameName reports whether a and b name the same skill.
+func SameName(a, b string) bool {
+	ca, err1 := Canonical(a)
+	cb, err2 := Canonical(b)
+	return err1 == nil && err2 == nil && ca == cb
+}

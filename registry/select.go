@@ -1,0 +1,80 @@
+package registry
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Select returns the skills an AGENT_SKILLS value activates (SPEC §7), in
+// canonical order. entries are the installed skills merged with the bundled
+// ones (Source "bundled", Trusted true). Unknown or untrusted names give a
+// warning that says how to fix it; the rest still load.
+func Select(entries []Entry, spec string) ([]Entry, []string) {
+	// An installed skill overrides a bundled one of the same name.
+	merged := map[string]Entry{}
+	for _, e := range entries {
+		if e.Canonical == "" {
+			c, err := Canonical(e.Name)
+			if err != nil {
+				continue
+			}
+			e.Canonical = c
+		}
+		if prev, ok := merged[e.Canonical]; ok && prev.Source != SourceBundled {
+			continue
+		}
+		merged[e.Canonical] = e
+	}
+	sorted := make([]Entry, 0, len(merged))
+	for _, e := range merged {
+		sorted = append(sorted, e)
+	}
+	sortEntries(sorted)
+	usable := func(e Entry) bool { return e.Trusted || e.Source == SourceBundled }
+	var active []Entry
+	var warnings []string
+	switch strings.ToLower(strings.TrimSpace(spec)) {
+	case "", "none":
+		return nil, nil
+	case "all":
+		for _, e := range sorted {
+			if usable(e) {
+				active = append(active, e)
+			}
+		}
+		return active, nil
+	case "all-untrusted":
+		return sorted, nil
+	}
+	byName := make(map[string]Entry, len(sorted))
+	for _, e := range sorted {
+		byName[e.Canonical] = e
+	}
+	picked := map[string]bool{}
+	for _, raw := range strings.Split(spec, ",") {
+		name := strings.TrimSpace(raw)
+		if name == "" {
+			continue
+		}
+		c, err := Canonical(name)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: %q is not a valid skill name; list names separated by commas", name))
+			continue
+		}
+		e, ok := byName[c]
+		switch {
+		case !ok:
+			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not installed; install it with agent skill add <source>, or see agent skill list", name))
+		case !usable(e):
+			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not trusted, so it is not loaded; trust it with agent skill trust %s, or use AGENT_SKILLS=all-untrusted", name, c))
+		default:
+			picked[c] = true
+		}
+	}
+	for _, e := range sorted {
+		if picked[e.Canonical] {
+			active = append(active, e)
+		}
+	}
+	return active, warnings
+}

@@ -1,0 +1,399 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Plugin is a skill's plugin executable and the sha256 it must have.
+type Plugin struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Tool is a tool a skill's plugin described at install, cached so that
+// listing tools needs no process.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+// Entry is one installed skill in registry.json (SPEC §5).
+type Entry struct {
+	Name        string    `json:"name"`
+	Canonical   string    `json:"canonical"`
+	Source      string    `json:"source"` // "git" or "bundled"
+	GitURL      string    `json:"git_url,omitempty"`
+	Ref         string    `json:"ref,omitempty"`
+	Constraint  string    `json:"constraint,omitempty"`
+	Version     string    `json:"version,omitempty"`
+	CommitSHA   string    `json:"commit_sha,omitempty"`
+	Trusted     bool      `json:"trusted"`
+	InstalledAt time.Time `json:"installed_at,omitzero"`
+	UpdatedAt   time.Time `json:"updated_at,omitzero"`
+	Path        string    `json:"path"`
+	Subdir      string    `json:"subdir,omitempty"` // the skill folder inside the repository
+	Description string    `json:"description,omitempty"`
+	Plugin      *Plugin   `json:"plugin,omitempty"`
+	// ManifestSHA256 is the sha256 of the installed SKILL.md; LoadInstalled
+	// refuses a SKILL.md edited after install. Empty for entries written
+	// before it was recorded, and for bundled skills.
+	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
+	Tools          []Tool `json:"tools,omitempty"`
+	PreviousSHA    string `json:"previous_sha,omitempty"`
+}
+
+// Source values of Entry.
+const (
+	SourceGit     = "git"
+	SourceBundled = "bundled"
+)
+
+const registryVersion = 1
+
+type registryFile struct {
+	Version int     `json:"version"`
+	Skills  []Entry `json:"skills"`
+}
+
+// Store is the set of installed skills under one AGENT_HOME.
+type Store struct {
+	Home string           // AGENT_HOME
+	Git  Git              // nil means &GoGit{}
+	Now  func() time.Time // nil means time.Now
+
+	// hook, when set, is called at named points of a commit; tests use it
+	// to simulate a kill at that point.
+	hook func(point string)
+	// exchange swaps two directories atomically; nil means the
+	// renameat2 one. Tests replace it to exercise the two-rename fallback.
+	exchange func(a, b string) error
+}
+
+func (s *Store) swap(a, b string) error {
+	if s.exchange != nil {
+		return s.exchange(a, b)
+	}
+	return exchange(a, b)
+}
+
+// NewStore returns the store under home (AGENT_HOME).
+func NewStore(home string) *Store { return &Store{Home: home} }
+
+// SkillsDir is $AGENT_HOME/skills.
+func (s *Store) SkillsDir() string { return filepath.Join(s.Home, "skills") }
+
+// RegistryPath is $AGENT_HOME/skills/registry.json.
+func (s *Store) RegistryPath() string { return filepath.Join(s.SkillsDir(), "registry.json") }
+
+// PluginsDir is $AGENT_HOME/plugins, where built plugin binaries live.
+func (s *Store) PluginsDir() string { return filepath.Join(s.Home, "plugins") }
+
+func (s *Store) tmpDir() string   { return filepath.Join(s.SkillsDir(), ".tmp") }
+func (s *Store) lockPath() string { return filepath.Join(s.SkillsDir(), ".lock") }
+
+func (s *Store) skillDir(canonical string) string { return filepath.Join(s.SkillsDir(), canonical) }
+
+func (s *Store) git() Git {
+	if s.Git == nil {
+		return &GoGit{}
+	}
+	return s.Git
+}
+
+func (s *Store) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC()
+	}
+	return s.Now().UTC()
+}
+
+func (s *Store) at(point string) {
+	if s.hook != nil {
+		s.hook(point)
+	}
+}
+
+// List returns the installed skills sorted by canonical name. A missing
+// registry is an empty list; a corrupt one is ErrCorrupt.
+func (s *Store) List() ([]Entry, error) {
+	return s.read()
+}
+
+// Get returns the skill named name, in any spelling.
+func (s *Store) Get(name string) (Entry, error) {
+	entries, err := s.read()
+	if err != nil {
+		return Entry{}, err
+	}
+	return find(entries, name)
+}
+
+func find(entries []Entry, name string) (Entry, error) {
+	c, err := Canonical(name)
+	if err != nil {
+		return Entry{}, err
+	}
+	for _, e := range entries {
+		if e.Canonical == c {
+			return e, nil
+		}
+	}
+	return Entry{}, notFound(entries, name)
+}
+
+func notFound(entries []Entry, name string) error {
+	if len(entries) == 0 {
+		return fmt.Errorf("%w: %s; no skills are installed, add one with agent skill add <source>", ErrNotFound, name)
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Canonical
+	}
+	return fmt.Errorf("%w: %s; installed: %s (see agent skill list)", ErrNotFound, name, strings.Join(names, ", "))
+}
+
+// SetTrusted records whether the user trusts a skill.
+func (s *Store) SetTrusted(name string, trusted bool) (Entry, error) {
+	var out Entry
+	err := s.locked(func(entries []Entry) ([]Entry, error) {
+		e, err := find(entries, name)
+		if err != nil {
+			return nil, err
+		}
+		e.Trusted = trusted
+		out = e
+		return replace(entries, e), nil
+	})
+	if err != nil {
+		return Entry{}, fmt.Errorf("set trust of %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// Remove deletes a skill's files, its built plugin and its entry. A marker
+// written first lets the next writer finish the job if this run is killed
+// after the registry is written.
+func (s *Store) Remove(ctx context.Context, name string) (Entry, error) {
+	var out Entry
+	var marker string
+	err := s.lockedThen(func(entries []Entry) ([]Entry, error) {
+		e, err := find(entries, name)
+		if err != nil {
+			return nil, err
+		}
+		out = e
+		if err := os.MkdirAll(s.tmpDir(), 0o755); err != nil {
+			return nil, err
+		}
+		marker = filepath.Join(s.tmpDir(), e.Canonical+".rm."+e.CommitSHA)
+		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+			return nil, err
+		}
+		s.at("remove:marked")
+		rest := make([]Entry, 0, len(entries))
+		for _, x := range entries {
+			if x.Canonical != e.Canonical {
+				rest = append(rest, x)
+			}
+		}
+		return rest, nil
+	}, func() {
+		s.at("remove:committed")
+		_ = os.RemoveAll(s.skillDir(out.Canonical))
+		_ = os.RemoveAll(filepath.Join(s.PluginsDir(), out.Canonical))
+		_ = os.Remove(marker)
+	})
+	if err != nil {
+		return Entry{}, fmt.Errorf("remove %s: %w", name, err)
+	}
+	return out, nil
+}
+
+func replace(entries []Entry, e Entry) []Entry {
+	out := make([]Entry, 0, len(entries)+1)
+	done := false
+	for _, x := range entries {
+		if x.Canonical == e.Canonical {
+			out = append(out, e)
+			done = true
+		} else {
+			out = append(out, x)
+		}
+	}
+	if !done {
+		out = append(out, e)
+	}
+	return out
+}
+
+// locked runs fn under the lock with the current entries (after recovering
+// leftovers) and writes what it returns. A nil slice with a nil error means
+// nothing changed.
+func (s *Store) locked(fn func([]Entry) ([]Entry, error)) error {
+	return s.lockedThen(fn, nil)
+}
+
+// lockedThen is locked, plus after, which runs under the lock once the
+// registry has been written (to drop markers that recovery would otherwise
+// have to interpret).
+func (s *Store) lockedThen(fn func([]Entry) ([]Entry, error), after func()) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	entries, err := s.read()
+	if err != nil {
+		return err
+	}
+	s.recover(entries)
+	next, err := fn(entries)
+	if err == nil && next != nil {
+		err = s.write(next)
+	}
+	if err != nil {
+		// Everything fn may do is a recoverable step; undo it against the
+		// registry as it still is.
+		s.recover(entries)
+		return err
+	}
+	if after != nil && next != nil {
+		after()
+	}
+	return nil
+}
+
+// lock takes the flock on skills/.lock that serialises writers across
+// processes (and goroutines: each call opens its own file description).
+func (s *Store) lock() (func(), error) {
+	if err := os.MkdirAll(s.SkillsDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("lock registry: %w", err)
+	}
+	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock registry: %w", err)
+	}
+	if err := flock(f, syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock registry %s: %w", s.lockPath(), err)
+	}
+	return func() {
+		_ = flock(f, syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// read loads registry.json. Writers replace it by rename, so a reader sees
+// either the old or the new file, never half of one.
+func (s *Store) read() ([]Entry, error) {
+	data, err := os.ReadFile(s.RegistryPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return []Entry{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read registry: %w", err)
+	}
+	corrupt := func(why string) error {
+		return fmt.Errorf("%w: %s: %s; fix it by hand or move it away (it is never replaced automatically)", ErrCorrupt, s.RegistryPath(), why)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, corrupt("the file is empty")
+	}
+	var rf registryFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&rf); err != nil {
+		return nil, corrupt(err.Error())
+	}
+	if dec.More() {
+		return nil, corrupt("unexpected data after the JSON object")
+	}
+	if rf.Version > registryVersion {
+		return nil, corrupt(fmt.Sprintf("format version %d was written by a newer agent; upgrade agent", rf.Version))
+	}
+	seen := map[string]bool{}
+	for i, e := range rf.Skills {
+		c, err := Canonical(e.Canonical)
+		if err != nil || c != e.Canonical {
+			return nil, corrupt(fmt.Sprintf("entry %d has an invalid canonical name %q", i, e.Canonical))
+		}
+		if seen[c] {
+			return nil, corrupt(fmt.Sprintf("skill %q appears twice", c))
+		}
+		seen[c] = true
+	}
+	if rf.Skills == nil {
+		rf.Skills = []Entry{}
+	}
+	sortEntries(rf.Skills)
+	return rf.Skills, nil
+}
+
+func sortEntries(es []Entry) {
+	sort.Slice(es, func(i, j int) bool { return es[i].Canonical < es[j].Canonical })
+}
+
+// write replaces registry.json: temp file in the same directory, fsync,
+// rename, fsync of the directory. Only called under the lock.
+func (s *Store) write(entries []Entry) error {
+	sortEntries(entries)
+	data, err := json.MarshalIndent(registryFile{Version: registryVersion, Skills: entries}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write registry: %w", err)
+	}
+	data = append(data, '\n')
+	dir := s.SkillsDir()
+	f, err := os.CreateTemp(dir, "registry.json.tmp-*")
+	if err != nil {
+		return fmt.Errorf("write registry: %w", err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write registry: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write registry: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write registry: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return fmt.Errorf("write registry: %w", err)
+	}
+	s.at("registry:before-rename")
+	if err := os.Rename(tmp, s.RegistryPath()); err != nil {
+		return fmt.Errorf("write registry: %w", err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	skillv1 "github.com/agentskills/agent/proto/skill/v1"
+)
+
+// PluginName is the name under which a skill is dispensed over go-plugin.
+const PluginName = "skill"
+
+// Handshake is shared by the host and every plugin. A binary started
+// without the cookie in its environment explains that it is a plugin and
+// exits instead of serving.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "AGENT_SKILL_PLUGIN",
+	MagicCookieValue: "9f1c6b3e-skill-v1",
+}
+
+// EnvLogLevel carries the host's log level to the plugin, so that a plugin
+// does not format debug lines the host would drop.
+const EnvLogLevel = "AGENT_PLUGIN_LOG_LEVEL"
+
+// ErrTransport marks a failure to reach the plugin (the process died, the
+// connection broke, the deadline passed in transit). The gRPC client
+// returns every such failure wrapped with it; a tool's own failure is an
+// *Error instead.
+var ErrTransport = errors.New("plugin connection failed")
+
+// PluginMap is the go-plugin plugin set for a skill. A plugin passes its
+// Skill; the host passes nil and only dispenses clients. gRPC only.
+func PluginMap(impl Skill) plugin.PluginSet {
+	return plugin.PluginSet{PluginName: &grpcPlugin{impl: impl}}
+}
+
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	impl Skill
+}
+
+var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.impl == nil {
+		return errors.New("sdk: PluginMap(nil) cannot serve; pass the Skill")
+	}
+	skillv1.RegisterSkillServer(s, &grpcServer{impl: p.impl})
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &grpcClient{c: skillv1.NewSkillClient(c)}, nil
+}
+
+// grpcServer exposes a Skill as the skill.v1 service.
+type grpcServer struct {
+	skillv1.UnimplementedSkillServer
+	impl Skill
+}
+
+func (s *grpcServer) Describe(ctx context.Context, _ *skillv1.DescribeRequest) (*skillv1.DescribeResponse, error) {
+	infos, err := s.impl.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &skillv1.DescribeResponse{Tools: make([]*skillv1.Tool, len(infos))}
+	for i, t := range infos {
+		resp.Tools[i] = &skillv1.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	return resp, nil
+}
+
+func (s *grpcServer) Invoke(ctx context.Context, req *skillv1.InvokeRequest) (*skillv1.InvokeResponse, error) {
+	calls.Add(1)
+	res, err := s.impl.Invoke(ctx, req.GetTool(), req.GetArguments())
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Code: CodeToolFailed, Message: err.Error()}
+		}
+		return &skillv1.InvokeResponse{Error: &skillv1.Error{Code: e.Code, Message: e.Message}}, nil
+	}
+	return &skillv1.InvokeResponse{Result: res.Value, Message: res.Message}, nil
+}
+
+// grpcClient is the host's view of a plugin: a Skill whose calls cross the
+// process boundary.
+type grpcClient struct {
+	c skillv1.SkillClient
+}
+
+var _ Skill = (*grpcClient)(nil)
+
+func (c *grpcClient) Describe(ctx context.Context) ([]ToolInfo, error) {
+	resp, err := c.c.Describe(ctx, &skillv1.DescribeRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: describe: %w", ErrTransport, err)
+	}
+	infos := make([]ToolInfo, len(resp.GetTools()))
+	for i, t := range resp.GetTools() {
+		infos[i] = ToolInfo{Name: t.GetName(), Description: t.GetDescription(), InputSchema: t.GetInputSchema()}
+	}
+	return infos, nil
+}
+
+func (c *grpcClient) Invoke(ctx context.Context, tool string, args json.RawMessage) (Result, error) {
+	resp, err := c.c.Invoke(ctx, &skillv1.InvokeRequest{Tool: tool, Arguments: args})
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: invoke %s: %w", ErrTransport, tool, err)
+	}
+	if e := resp.GetError(); e != nil {
+		return Result{}, &Error{Code: e.GetCode(), Message: e.GetMessage()}
+	}
+	return Result{Value: resp.GetResult(), Message: resp.GetMessage()}, nil
+}
+
+// warmUp does once, while the host is still connecting, the lazy work a
+// first call would otherwise pay for: protobuf message metadata and the
+// JSON codecs of the tools' types.
+func warmUp(s Skill) {
+	req, _ := proto.Marshal(&skillv1.InvokeRequest{Tool: "warm", Arguments: []byte("{}")})
+	_ = proto.Unmarshal(req, &skillv1.InvokeRequest{})
+	resp, _ := proto.Marshal(&skillv1.InvokeResponse{Result: []byte("{}"), Error: &skillv1.Error{Code: "x"}})
+	_ = proto.Unmarshal(resp, &skillv1.InvokeResponse{})
+	desc, _ := proto.Marshal(&skillv1.DescribeResponse{Tools: []*skillv1.Tool{{Name: "x"}}})
+	_ = proto.Unmarshal(desc, &skillv1.DescribeResponse{})
+	if sk, ok := s.(*skill); ok {
+		sk.warmUp()
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package sdk
+
+import "runtime/debug"
+
+func trimMemory() { debug.FreeOSMemory() }
