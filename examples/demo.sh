@@ -24,8 +24,9 @@ trap 'rm -rf "$AGENT_HOME"' EXIT
 unset AGENT_SKILLS
 echo "AGENT_HOME=$AGENT_HOME"
 
-step "agent skill add $source hello-extended --trust"
-"$agent" skill add "$source" hello-extended --trust
+# The example sits outside the usual skill folders, so name its path.
+step "agent skill add $source examples/skills/hello-extended --trust"
+"$agent" skill add "$source" examples/skills/hello-extended --trust
 
 step "agent skill list"
 "$agent" skill list
@@ -40,7 +41,8 @@ export AGENT_SKILLS=hello-extended
 step "agent call greet_in_language '{\"name\":\"Ada\",\"language\":\"fr\"}'"
 "$agent" call greet_in_language '{"name":"Ada","language":"fr"}'
 
-step "agent call script_run '{\"skill_name\":\"hello-extended\",\"script_name\":\"advanced_greeting\",\"args\":[\"--name\",\"Ada\"]}'"
-"$agent" call script_run '{"skill_name":"hello-extended","script_name":"advanced_greeting","args":["--name","Ada"]}'
+args='{"skill_name":"hello-extended","script_name":"advanced_greeting","args":["Ada","Grace","--language","es","--time-of-day","evening"]}'
+step "agent call script_run '$args'"
+"$agent" call script_run "$args"
 
 step "done"

@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,17 +35,25 @@ func BenchmarkColdStart(b *testing.B) {
 		b.Fatal(err)
 	}
 	_ = warm.Close()
+	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
+		t0 := time.Now()
 		h := New(WithLogger(log), WithStateDir(state))
 		h.Register(tp())
 		if _, err := h.Invoke(context.Background(), "tp", "echo", benchArgs); err != nil {
 			b.Fatal(err)
 		}
+		times = append(times, time.Since(t0))
 		b.StopTimer()
 		_ = h.Close()
 		b.StartTimer()
 	}
+	b.StopTimer()
+	// The SPEC's target is a median; ns/op is a mean that a few slow
+	// starts on a busy machine pull up.
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "median-ns")
 }
 
 // BenchmarkWarmInvoke: one call round trip through a running plugin. It
@@ -132,7 +142,9 @@ func startBare(b *testing.B) func() {
 		_ = cmd.Wait()
 	})
 	for i := 0; ; i++ {
-		if _, err := os.Stat(sock); err == nil {
+		// The socket file appears at bind, a moment before listen.
+		if c, err := net.Dial("unix", sock); err == nil {
+			_ = c.Close()
 			break
 		}
 		if i > 1000 {

@@ -261,24 +261,29 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 	return inst, nil
 }
 
+// isScript reports a "#!" file: its interpreter opens the script by the
+// path it is given, and /proc/self/fd/N is closed by then, so scripts run
+// by path.
+func isScript(f *os.File) bool {
+	var b [2]byte
+	n, _ := f.ReadAt(b[:], 0)
+	return n == 2 && b == [2]byte{'#', '!'}
+}
+
 var procSelfFD = sync.OnceValue(func() bool {
 	_, err := os.Stat("/proc/self/fd")
 	return err == nil
 })
 
-var Phases [5][]time.Duration
-
 func (h *Host) launch(p Plugin) (*instance, error) {
 	execPath := p.Path
 	if p.SHA256 != "" {
-		tv := time.Now()
 		f, err := h.verifier.open(p)
-		Phases[0] = append(Phases[0], time.Since(tv))
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		if procSelfFD() {
+		if procSelfFD() && !isScript(f) {
 			// Run the very file we verified, not whatever the path names now.
 			execPath = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
 		}
@@ -324,17 +329,10 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		return nil, fmt.Errorf("%w: %s. Check that the plugin's main calls sdk.Serve, or rebuild it with `agent skill update %s`",
 			ErrStart, msg, p.Name)
 	}
-	t0 := time.Now()
-	if _, err := client.Start(); err != nil {
-		return fail(err)
-	}
-	t1 := time.Now()
 	rpc, err := client.Client()
 	if err != nil {
 		return fail(err)
 	}
-	Phases[1] = append(Phases[1], t1.Sub(t0))
-	Phases[2] = append(Phases[2], time.Since(t1))
 	raw, err := rpc.Dispense(sdk.PluginName)
 	if err != nil {
 		return fail(err)

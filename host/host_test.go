@@ -574,3 +574,24 @@ func TestFilterEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptPluginRunsByPath: a verified "#!" wrapper cannot be run through
+// /proc/self/fd (its interpreter reopens the path), so it runs by path and
+// still gets verified.
+func TestScriptPluginRunsByPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	wrapper := filepath.Join(dir, "wrapper.sh")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+testPlugin+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t)
+	h.Register(Plugin{Name: "wrapped", Path: wrapper, SHA256: fileSHA(t, wrapper)})
+	res, err := h.Invoke(context.Background(), "wrapped", "echo", json.RawMessage(`{"text":"via sh"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Value) != `{"text":"via sh"}` {
+		t.Errorf("got %s", res.Value)
+	}
+}

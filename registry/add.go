@@ -115,7 +115,7 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 	if err := checkout(repo, t.Hash); err != nil {
 		return Entry{}, err
 	}
-	found, err := Discover(repoDir)
+	found, err := DiscoverFor(repoDir, req.Skill)
 	if err != nil {
 		return Entry{}, err
 	}

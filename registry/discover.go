@@ -94,6 +94,37 @@ func Discover(root string) ([]Found, error) {
 	return out, nil
 }
 
+// DiscoverFor is Discover plus, when selector is a folder path inside the
+// repository (it contains a slash), the skill at that path even if it sits
+// outside SearchPatterns, such as examples/skills/hello.
+func DiscoverFor(root, selector string) ([]Found, error) {
+	found, err := Discover(root)
+	if err != nil || !strings.Contains(strings.Trim(selector, "/"), "/") {
+		return found, err
+	}
+	rel := path.Clean(strings.Trim(selector, "/"))
+	for _, f := range found {
+		if f.Dir == rel {
+			return found, nil
+		}
+	}
+	if err := realDir(root, rel); err != nil {
+		return found, nil // pick reports that nothing matched
+	}
+	dir := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return found, nil
+	}
+	f := Found{Dir: rel}
+	if !fi.Mode().IsRegular() {
+		f.Err = &ManifestError{Problems: []Problem{{File: path.Join(rel, ManifestFile), Message: "SKILL.md is a symbolic link or not a regular file; links are refused, commit the real file"}}}
+	} else {
+		f.Manifest, f.Warnings, f.Err = loadManifestAs(dir, path.Join(rel, ManifestFile))
+	}
+	return append(found, f), nil
+}
+
 // loadManifestAs loads dir/SKILL.md but names it display in messages, so
 // that errors show the path inside the repository rather than a temp dir.
 func loadManifestAs(dir, display string) (*Manifest, []Problem, error) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 
 	skillv1 "github.com/agentskills/agent/proto/skill/v1"
 )
@@ -120,19 +119,4 @@ func (c *grpcClient) Invoke(ctx context.Context, tool string, args json.RawMessa
 		return Result{}, &Error{Code: e.GetCode(), Message: e.GetMessage()}
 	}
 	return Result{Value: resp.GetResult(), Message: resp.GetMessage()}, nil
-}
-
-// warmUp does once, while the host is still connecting, the lazy work a
-// first call would otherwise pay for: protobuf message metadata and the
-// JSON codecs of the tools' types.
-func warmUp(s Skill) {
-	req, _ := proto.Marshal(&skillv1.InvokeRequest{Tool: "warm", Arguments: []byte("{}")})
-	_ = proto.Unmarshal(req, &skillv1.InvokeRequest{})
-	resp, _ := proto.Marshal(&skillv1.InvokeResponse{Result: []byte("{}"), Error: &skillv1.Error{Code: "x"}})
-	_ = proto.Unmarshal(resp, &skillv1.InvokeResponse{})
-	desc, _ := proto.Marshal(&skillv1.DescribeResponse{Tools: []*skillv1.Tool{{Name: "x"}}})
-	_ = proto.Unmarshal(desc, &skillv1.DescribeResponse{})
-	if sk, ok := s.(*skill); ok {
-		sk.warmUp()
-	}
 }

@@ -101,7 +101,6 @@ func Serve(s Skill, opts ...ServeOpt) {
 	if cfg.idleTrim > 0 {
 		go trimWhenIdle(cfg.idleTrim)
 	}
-	go warmUp(s)
 	useHandshakeStdout()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,

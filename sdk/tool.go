@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,9 +18,6 @@ type Tool struct {
 	info ToolInfo
 	in   *node
 	call func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
-	// warm fills encoding/json's per-type caches for In and Out, so that
-	// the first real call does not pay for reflection.
-	warm func()
 }
 
 // Info returns what Describe reports for the tool.
@@ -61,15 +59,9 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 	return Tool{
 		info: ToolInfo{Name: name, Description: description, InputSchema: in.marshal()},
 		in:   in,
-		warm: func() {
-			var v In
-			_ = json.Unmarshal([]byte("{}"), &v)
-			var out Out
-			_, _ = json.Marshal(out)
-		},
 		call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 			var v In
-			if len(args) > 0 {
+			if len(bytes.TrimSpace(args)) > 0 {
 				if err := json.Unmarshal(args, &v); err != nil {
 					return nil, decodeError(err)
 				}
@@ -130,17 +122,6 @@ func NewSkill(tools ...Tool) Skill {
 	sort.Strings(names)
 	s.sorted = strings.Join(names, ", ")
 	return s
-}
-
-// warmUp runs every tool's warm function, ignoring panics from custom
-// (un)marshalers that do not expect zero values.
-func (s *skill) warmUp() {
-	for _, t := range s.tools {
-		func() {
-			defer func() { _ = recover() }()
-			t.warm()
-		}()
-	}
 }
 
 func (s *skill) Describe(context.Context) ([]ToolInfo, error) {

@@ -169,3 +169,15 @@ func TestErrorString(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 }
+
+func TestBlankArgumentsMeanNoArguments(t *testing.T) {
+	t.Parallel()
+	type none struct{}
+	s := sdk.NewSkill(sdk.NewTool("noop", "Nothing.", func(context.Context, none) (string, error) { return "ok", nil }))
+	for _, args := range []string{"", "  \n", "{}"} {
+		res, err := s.Invoke(context.Background(), "noop", json.RawMessage(args))
+		if err != nil || string(res.Value) != `"ok"` {
+			t.Errorf("Invoke(%q) = %s, %v", args, res.Value, err)
+		}
+	}
+}

@@ -194,17 +194,20 @@ func inactiveWithScripts(ws *Workspace) []registry.Entry {
 // notActiveError explains why a tool name did not resolve: which installed
 // skill has it and how to activate that skill.
 func notActiveError(ws *Workspace, name string) error {
-	bare := name
-	if _, tool, ok := strings.Cut(name, "."); ok {
+	bare, wantSkill := name, ""
+	if skill, tool, ok := strings.Cut(name, "."); ok {
 		bare = tool
+		if c, err := registry.Canonical(skill); err == nil {
+			wantSkill = c
+		}
 	}
 	var owners []registry.Entry
 	for _, e := range ws.All {
-		if ws.Skill(e.Canonical) != nil {
+		if ws.Skill(e.Canonical) != nil || (wantSkill != "" && e.Canonical != wantSkill) {
 			continue
 		}
 		for _, t := range e.Tools {
-			if t.Name == bare || e.Canonical+"."+t.Name == name {
+			if t.Name == bare {
 				owners = append(owners, e)
 				break
 			}

@@ -58,6 +58,8 @@ type kindError struct {
 	kind error
 }
 
+var _ error = (*kindError)(nil)
+
 func (e *kindError) Error() string { return e.msg }
 func (e *kindError) Unwrap() error { return e.kind }
 

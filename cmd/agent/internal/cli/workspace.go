@@ -193,7 +193,7 @@ func (f *Factory) loadWorkspace(ctx context.Context) (*Workspace, error) {
 			}
 		}
 		if e.Plugin != nil && len(e.Tools) == 0 {
-			ws.Warnings = append(ws.Warnings, fmt.Sprintf("skill %s: its plugin described no tools; reinstall it with 'agent skill update --yes %s'", e.Canonical, e.Canonical))
+			ws.Warnings = append(ws.Warnings, fmt.Sprintf("skill %s: its plugin described no tools at install; if that is wrong, remove it ('agent skill remove %s --yes') and add it again", e.Canonical, e.Canonical))
 		}
 		ws.Active = append(ws.Active, as)
 	}
