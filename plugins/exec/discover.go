@@ -64,7 +64,7 @@ func (s Script) MarshalJSON() ([]byte, error) {
 // The error result is for problems with the skill as a whole (an unreadable
 // scripts folder, a bad glob). A skill without scripts/ has no scripts.
 func Discover(dir string, scripts, ignore []string) ([]Script, error) {
-	list, err := candidates(dir, scripts, ignore)
+	list, err := List(dir, scripts, ignore)
 	if err != nil {
 		return nil, err
 	}
@@ -85,9 +85,10 @@ func Discover(dir string, scripts, ignore []string) ([]Script, error) {
 	return list, nil
 }
 
-// candidates is Discover without reading the files: what script_run needs to
-// resolve one name cheaply.
-func candidates(dir string, scripts, ignore []string) ([]Script, error) {
+// List is Discover without reading the files: Meta stays nil. It is what
+// script_run needs to resolve one name cheaply, and what the host uses to
+// decide whether a skill has scripts without reading any script source.
+func List(dir string, scripts, ignore []string) ([]Script, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("discover scripts in %s: %w", dir, err)

@@ -180,7 +180,7 @@ func (s *service) resolve(skillName, scriptName string) (*target, error) {
 	if err := checkName(scriptName); err != nil {
 		return nil, errorf(CodeInvalidName, "%v", err)
 	}
-	list, err := candidates(sk.Dir, sk.Scripts, sk.Ignore)
+	list, err := List(sk.Dir, sk.Scripts, sk.Ignore)
 	if err != nil {
 		return nil, toolError(err)
 	}

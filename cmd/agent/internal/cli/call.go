@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,8 +29,9 @@ type callOptions struct {
 	IO        *IOStreams
 	Workspace func(context.Context) (*Workspace, error)
 
-	Tool string
-	Args string // JSON, "-" for stdin, "" for {}
+	Tool    string
+	Args    string        // JSON, "-" for stdin, "" for {}
+	Timeout time.Duration // 0: the default of callDeadline
 }
 
 func newCmdCall(f *Factory, runF func(context.Context, *callOptions) error) *cobra.Command {
@@ -75,7 +77,18 @@ func newCmdCall(f *Factory, runF func(context.Context, *callOptions) error) *cob
 			return callRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up on the call after this long (default: 5m, or AGENT_SCRIPT_TIMEOUT+15s if longer)")
 	return cmd
+}
+
+// callDeadline bounds one call, so that a hung plugin cannot hang the agent.
+// Scripts have their own limit; the call's must outlast it so that the
+// script plugin reports the script's timeout rather than being killed.
+func callDeadline(flag, scriptTimeout time.Duration) time.Duration {
+	if flag > 0 {
+		return flag
+	}
+	return max(5*time.Minute, scriptTimeout+15*time.Second)
 }
 
 func readCallArgs(opts *callOptions) (json.RawMessage, error) {
@@ -131,6 +144,8 @@ func callRun(ctx context.Context, opts *callOptions) error {
 	if !ok {
 		return notActiveError(ws, opts.Tool)
 	}
+	ctx, cancel := context.WithTimeout(ctx, callDeadline(opts.Timeout, ws.Config.ScriptTimeout))
+	defer cancel()
 	res, err := ws.Invoke(ctx, t, args)
 	if err != nil {
 		code, msg := callError(ctx, t, err)
@@ -184,7 +199,7 @@ func inactiveWithScripts(ws *Workspace) []registry.Entry {
 		if err != nil {
 			continue
 		}
-		if scripts, err := exec.Discover(e.Path, m.Scripts, m.ScriptsIgnore); err == nil && len(scripts) > 0 {
+		if scripts, err := exec.List(e.Path, m.Scripts, m.ScriptsIgnore); err == nil && len(scripts) > 0 {
 			out = append(out, e)
 		}
 	}

@@ -82,17 +82,12 @@ func TestLayersReadOnlySkillMD(t *testing.T) {
 	env := map[string]string{"AGENT_HOME": home, "AGENT_SKILLS": "good"}
 	tests := []struct {
 		args []string
-		// workspace marks commands that go through the cli's Workspace,
-		// which today lists scripts with exec.Discover and so reads them
-		// for their PEP 723 block. Until it lists them without reading,
-		// such a read is reported as a skip, not hidden.
-		workspace bool
 	}{
 		{args: []string{"prompt"}},
 		{args: []string{"prompt", "--json"}},
 		{args: []string{"skill", "show", "good", "data.csv"}},
 		{args: []string{"check"}},
-		{args: []string{"call", "use_skill", `{"skill":"good","args":["data.csv"]}`}, workspace: true},
+		{args: []string{"call", "use_skill", `{"skill":"good","args":["data.csv"]}`}},
 	}
 	for _, tt := range tests {
 		// Not parallel: the watch sees every process's opens.
@@ -109,9 +104,6 @@ func TestLayersReadOnlySkillMD(t *testing.T) {
 			}
 			if len(got) == 1 {
 				return
-			}
-			if tt.workspace {
-				t.Skipf("KNOWN ISSUE: agent %v opened %v: the Workspace (workspace.go) discovers scripts with exec.Discover, which reads them; it should list them without reading", tt.args, got)
 			}
 			t.Errorf("agent %v opened %v; want only %s", tt.args, got, skillMD)
 		})

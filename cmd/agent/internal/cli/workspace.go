@@ -63,7 +63,7 @@ type Workspace struct {
 type ActiveSkill struct {
 	Entry    registry.Entry
 	Manifest *registry.Manifest
-	Scripts  []exec.Script // runnable scripts (those without Err)
+	Scripts  []exec.Script // runnable scripts (those without Err); Meta is not read
 }
 
 // LoadFailure says why a selected skill was left out.
@@ -177,9 +177,17 @@ func (f *Factory) loadWorkspace(ctx context.Context) (*Workspace, error) {
 			ws.fail(e.Name, shortReason(err))
 			continue
 		}
+		// A skill that became incompatible (agent was upgraded or downgraded
+		// since it was installed) must not run: check shows it as off too.
+		if err := registry.CheckCompatibility(m, Version); err != nil {
+			ws.fail(e.Name, shortReason(err))
+			continue
+		}
 		as := &ActiveSkill{Entry: e, Manifest: m}
 		if e.Path != "" && dirExists(e.Path) {
-			scripts, err := exec.Discover(e.Path, m.Scripts, m.ScriptsIgnore)
+			// List, not Discover: no script source is read until a script
+			// tool asks for it (SPEC §10, Layer 3).
+			scripts, err := exec.List(e.Path, m.Scripts, m.ScriptsIgnore)
 			if err != nil {
 				ws.fail(e.Name, shortReason(err))
 				continue
