@@ -170,18 +170,30 @@ func (h *Host) Invoke(ctx context.Context, name, tool string, args json.RawMessa
 		defer cancel()
 	}
 	res, err := inst.skill.Invoke(ctx, tool, args)
-	if err == nil || !errors.Is(err, sdk.ErrTransport) {
-		return res, err
+	if err == nil {
+		return res, nil
 	}
-	return sdk.Result{}, h.transportFailure(ctx, pr, inst, tool, err)
+	// A handler that honours its context answers "timeout" itself, and
+	// that answer can beat our own timer; past the deadline it is ours.
+	if errors.Is(err, sdk.ErrTransport) || deadlinePassed(ctx) {
+		return sdk.Result{}, h.transportFailure(ctx, pr, inst, tool, err)
+	}
+	return res, err
 }
 
-// transportFailure turns a failed call into the structured error the
-// caller sees, and retires the process when it cannot be trusted anymore.
+func deadlinePassed(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
+}
+
+// transportFailure turns a failed call (a broken transport, or any answer
+// after the deadline) into the structured error the caller sees, and
+// retires the process when it cannot be trusted anymore.
 func (h *Host) transportFailure(ctx context.Context, pr *proc, inst *instance, tool string, err error) error {
 	name := pr.p.Name
+	code := status.Code(err)
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case deadlinePassed(ctx) || errors.Is(ctx.Err(), context.DeadlineExceeded) || code == codes.DeadlineExceeded:
 		// The handler may ignore its context forever; only a kill frees it.
 		h.detach(pr, inst)
 		h.retire(inst, true)
@@ -190,9 +202,9 @@ func (h *Host) transportFailure(ctx context.Context, pr *proc, inst *instance, t
 			limit = fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
 		}
 		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the plugin was stopped and starts again on the next call", name, tool, limit)
-	case errors.Is(ctx.Err(), context.Canceled):
+	case errors.Is(ctx.Err(), context.Canceled) || code == codes.Canceled:
 		return sdk.Errorf(sdk.CodeCanceled, "%s.%s was canceled", name, tool)
-	case status.Code(err) == codes.ResourceExhausted:
+	case code == codes.ResourceExhausted:
 		return sdk.Errorf(sdk.CodeInvalidArgs, "%s.%s: message too large: %v", name, tool, status.Convert(err).Message())
 	}
 	h.detach(pr, inst)
@@ -201,7 +213,7 @@ func (h *Host) transportFailure(ctx context.Context, pr *proc, inst *instance, t
 	case <-inst.run.done:
 	case <-time.After(200 * time.Millisecond):
 	}
-	how := "the connection to it broke"
+	how := "the connection to it broke: " + status.Convert(err).Message()
 	if inst.run.exited.Load() {
 		how = "it exited"
 		if inst.run.waitErr != nil {
@@ -297,11 +309,13 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
 		StartTimeout:     h.cfg.startTimeout,
-		Logger:           log,
-		Stderr:           stderr,
-		SyncStdout:       lineLog{log, "stdout"},
-		SyncStderr:       lineLog{log, "stderr"},
-		RunnerFunc: func(l hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
+		// go-plugin names the plugin's own log lines after runner.Name(),
+		// the skill: "agent.hello: ...".
+		Logger:     h.cfg.logger,
+		Stderr:     stderr,
+		SyncStdout: lineLog{log, "stdout"},
+		SyncStderr: lineLog{log, "stderr"},
+		RunnerFunc: func(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
 			// base.Env holds only go-plugin's variables (SkipHostEnv),
 			// including the private 0700 socket directory it created.
 			env := make([]string, 0, len(p.Env)+len(base.Env)+1)
@@ -315,9 +329,8 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 				Dir:         p.Dir,
 				SysProcAttr: sysProcAttr(),
 			}
-			var err error
-			run, err = newRunner(p.Name, l, cmd)
-			return run, err
+			run = newRunner(p.Name, log, cmd)
+			return run, nil
 		},
 	})
 	fail := func(err error) (*instance, error) {

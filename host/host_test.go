@@ -539,6 +539,14 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 	if !alive(pid) {
 		t.Fatalf("plugin %d not running before the kill", pid)
 	}
+	// Nobody is left to remove the plugin's socket directory; the test does.
+	if env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil {
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if dir, ok := strings.CutPrefix(kv, "PLUGIN_UNIX_SOCKET_DIR="); ok {
+				t.Cleanup(func() { _ = os.RemoveAll(dir) })
+			}
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -593,5 +601,71 @@ func TestScriptPluginRunsByPath(t *testing.T) {
 	}
 	if string(res.Value) != `{"text":"via sh"}` {
 		t.Errorf("got %s", res.Value)
+	}
+}
+
+// TestServeExitsWhenParentGoes checks sdk.Serve's own guard, without the
+// host's Pdeathsig: the plugin's parent is a shell that exits after a
+// second, and the orphaned plugin must notice and exit.
+func TestServeExitsWhenParentGoes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command("/bin/sh", "-c", testPlugin+" & echo pid $!; sleep 1")
+	cmd.Env = []string{
+		sdk.Handshake.MagicCookieKey + "=" + sdk.Handshake.MagicCookieValue,
+		"PLUGIN_PROTOCOL_VERSIONS=1", "PLUGIN_UNIX_SOCKET_DIR=" + dir,
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	sc := bufio.NewScanner(out)
+	for pid == 0 && sc.Scan() {
+		if s, ok := strings.CutPrefix(sc.Text(), "pid "); ok {
+			pid, _ = strconv.Atoi(s)
+		}
+	}
+	go func() {
+		for sc.Scan() { // keep the pipe drained
+		}
+	}()
+	if pid == 0 {
+		t.Fatal("no plugin pid from the shell")
+	}
+	_ = cmd.Wait() // the shell exits; the plugin is orphaned
+	for i := 0; alive(pid); i++ {
+		if i > 1000 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("orphaned plugin %d did not exit", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestPluginLogsUseHostLevel(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	h := New(WithLogger(testLogger(logs, hclog.Info)))
+	t.Cleanup(func() { _ = h.Close() })
+	h.Register(tp())
+	for _, l := range []struct{ level, msg string }{{"debug", "debug-line-dropped"}, {"info", "info-line-kept"}, {"error", "error-line-kept"}} {
+		args, _ := json.Marshal(map[string]string{"level": l.level, "message": l.msg})
+		if _, err := h.Invoke(context.Background(), "tp", "log", args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = h.Close() // flushes the log pipes
+	out := logs.String()
+	for _, want := range []string{"[INFO]  host.tp: info-line-kept", "[ERROR] host.tp: error-line-kept", "tool=log"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("host log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "debug-line-dropped") {
+		t.Errorf("debug line logged at info level:\n%s", out)
 	}
 }

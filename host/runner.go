@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
@@ -41,30 +43,45 @@ type procRunner struct {
 
 var _ runner.Runner = (*procRunner)(nil)
 
-func newRunner(name string, logger hclog.Logger, cmd *exec.Cmd) (*procRunner, error) {
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
+func newRunner(name string, logger hclog.Logger, cmd *exec.Cmd) *procRunner {
 	pr, pw := io.Pipe()
 	return &procRunner{
 		name: name, logger: logger, cmd: cmd,
-		rawStdout: stdout, stderr: stderr, stdout: pr, stdoutW: pw,
+		stdout: pr, stdoutW: pw,
 		done: make(chan struct{}),
-	}, nil
+	}
 }
 
 func (r *procRunner) Start(context.Context) error {
-	if err := spawn(r.cmd); err != nil {
-		return err
+	// A file just written (a freshly built plugin) can fail with ETXTBSY
+	// while another goroutine's fork still holds the writer's descriptor
+	// (golang/go#22315); that clears within milliseconds. An exec.Cmd
+	// cannot be started twice, so each attempt gets a copy.
+	template := r.cmd
+	var err error
+	for attempt := range 6 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 2 * time.Millisecond)
+		}
+		cmd := &exec.Cmd{Path: template.Path, Args: template.Args, Env: template.Env, Dir: template.Dir, SysProcAttr: template.SysProcAttr}
+		if r.rawStdout, err = cmd.StdoutPipe(); err != nil {
+			return err
+		}
+		if r.stderr, err = cmd.StderrPipe(); err != nil {
+			return err
+		}
+		if err = spawn(cmd); err == nil {
+			r.cmd = cmd
+			r.pid = cmd.Process.Pid
+			go r.filterStdout()
+			return nil
+		}
+		if !errors.Is(err, syscall.ETXTBSY) {
+			break
+		}
 	}
-	r.pid = r.cmd.Process.Pid
-	go r.filterStdout()
-	return nil
+	_ = r.stdoutW.Close()
+	return err
 }
 
 // handshakeLine finds go-plugin's handshake ("1|1|unix|/path|grpc|") in a

@@ -45,8 +45,8 @@ func statOf(f *os.File) (fingerprint, error) {
 		Size:    fi.Size(),
 		Dev:     uint64(st.Dev),
 		Ino:     uint64(st.Ino),
-		MtimeNs: st.Mtim.Nano(),
-		CtimeNs: st.Ctim.Nano(),
+		MtimeNs: mtimeNs(st),
+		CtimeNs: ctimeNs(st),
 	}, nil
 }
 

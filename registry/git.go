@@ -73,6 +73,11 @@ func useOwnTransports() {
 	})
 }
 
+// serverCacheSize bounds the in-process file server's object cache. The
+// default (96 MiB) would keep a hostile repository's huge blobs in memory
+// next to the client's copy; objects larger than the cache are not cached.
+const serverCacheSize = 4 << 20
+
 // localLoader opens a local repository, bare or not, for the in-process
 // file transport.
 type localLoader struct{}
@@ -88,7 +93,7 @@ func (localLoader) Load(ep *transport.Endpoint) (storer.Storer, error) {
 	} else if _, err := os.Stat(p + "/HEAD"); err != nil {
 		return nil, transport.ErrRepositoryNotFound
 	}
-	return filesystem.NewStorage(osfs.New(p), cache.NewObjectLRUDefault()), nil
+	return filesystem.NewStorage(osfs.New(p), cache.NewObjectLRU(serverCacheSize)), nil
 }
 
 // Clone implements Git.

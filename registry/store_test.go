@@ -203,6 +203,9 @@ func TestAddTransports(t *testing.T) {
 			if g, err := s.Get("HELLO_world"); err != nil || g.CommitSHA != sha {
 				t.Errorf("Get = %+v, %v", g, err)
 			}
+			if _, _, err := LoadInstalled(e); err != nil || e.ManifestSHA256 == "" {
+				t.Errorf("LoadInstalled with recorded hash %q: %v", e.ManifestSHA256, err)
+			}
 			assertConsistent(t, s)
 		})
 	}

@@ -21,8 +21,8 @@ import (
 
 // TestReliabilityCrashConsistency SIGKILLs `agent skill add` and
 // `agent skill update` of a Go-plugin skill at random moments, 50 times.
-// Three trials in five pick a uniformly random delay over the command's
-// measured duration; the other two kill 0-3 ms after the command starts
+// Three trials in five pick a uniformly random delay up to the
+// shortest uninterrupted run of the command seen so far; the other two kill 0-3 ms after the command starts
 // its commit (its marker appears in skills/.tmp, seen through inotify).
 // After each kill: `agent skill list` works; every listed skill loads and
 // its tool runs the version the registry names; an interrupted update left
@@ -95,12 +95,15 @@ func TestReliabilityCrashConsistency(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		started := time.Now()
 		if !atMarker {
 			d := dAdd
 			if !isAdd {
 				d = dUpd
 			}
-			delay := time.Duration(rng.Int64N(int64(d) * 11 / 10))
+			// Uniform over the shortest uninterrupted run seen so far, so
+			// that almost every timed kill lands inside the command.
+			delay := time.Duration(rng.Int64N(int64(d)))
 			timer := time.AfterFunc(delay, func() { _ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL) })
 			stop = func() { timer.Stop() }
 		}
@@ -111,6 +114,11 @@ func TestReliabilityCrashConsistency(t *testing.T) {
 		switch {
 		case r.Code == 0:
 			completed++
+			if took := time.Since(started); isAdd && took < dAdd {
+				dAdd = took
+			} else if !isAdd && took < dUpd {
+				dUpd = took
+			}
 		case r.Code != -1:
 			problems++
 			t.Errorf("trial %d: the command failed on its own: %v", k, r)
@@ -168,7 +176,7 @@ func TestReliabilityCrashConsistency(t *testing.T) {
 			t.FailNow()
 		}
 	}
-	result("crash-consistency", "%d trials (%d add, %d update; %d killed at a random time, %d killed 0-3 ms after the commit marker, %d finished before the kill): add committed %d / rolled back %d, update kept old %d / moved to new %d; %d trials with a problem; %d child processes (go build) outlived the killed agent and finished on their own; add %.1fs, update %.1fs uninterrupted",
+	result("crash-consistency", "%d trials (%d add, %d update; %d killed at a random time, %d killed 0-3 ms after the commit marker, %d finished before the kill): add committed %d / rolled back %d, update kept old %d / moved to new %d; %d trials with a problem; %d child processes (go build) outlived the killed agent and finished on their own; shortest uninterrupted add %.1fs, update %.1fs",
 		trials, (trials+1)/2, trials/2, timedKills, markerKills, completed, addCommitted, addRolledBack, updOld, updNew, problems, strayProcs, dAdd.Seconds(), dUpd.Seconds())
 }
 

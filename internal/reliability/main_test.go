@@ -10,10 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,7 +33,35 @@ var (
 	goEnv     []string // what `go build` inside `agent skill add` needs
 )
 
+// launcherEnv makes the test binary a launcher: it runs the agent command
+// line it is given and writes the agent's peak RSS to fd 3. A child's peak
+// RSS (wait4 rusage) starts at its parent's RSS when it forks, and this test
+// process holds 50 MB inputs; a fresh launcher is small.
+const launcherEnv = "RELIABILITY_LAUNCHER"
+
+func launch() {
+	environ := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, launcherEnv+"=") {
+			environ = append(environ, kv)
+		}
+	}
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Env = environ
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	_ = cmd.Run()
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	fmt.Fprintf(os.NewFile(3, "rss"), "%d\n", rss)
+	os.Exit(cmd.ProcessState.ExitCode())
+}
+
 func TestMain(m *testing.M) {
+	if os.Getenv(launcherEnv) == "1" {
+		launch()
+	}
 	dir, err := os.MkdirTemp("", "reliability-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -121,9 +151,6 @@ func finished(cmd *exec.Cmd, args []string, stdout, stderr *bytes.Buffer) run {
 	r := run{Args: args, Stdout: stdout.String(), Stderr: stderr.String(), Code: -1}
 	if ps := cmd.ProcessState; ps != nil {
 		r.Code = ps.ExitCode()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			r.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
-		}
 	}
 	return r
 }
@@ -134,12 +161,27 @@ func agent(t testing.TB, environ []string, args ...string) run {
 	return agentIn(t, environ, "", args...)
 }
 
+// agentIn runs the agent with stdin through the launcher, which measures
+// its peak RSS.
 func agentIn(t testing.TB, environ []string, stdin string, args ...string) run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd, stdout, stderr := agentCmd(ctx, environ, stdin, args...)
-	err := cmd.Run()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, stdout, stderr := agentCmd(ctx, append(environ[:len(environ):len(environ)], launcherEnv+"=1"), stdin, args...)
+	cmd.Path, cmd.Args = self, append([]string{self, agentBin}, args...)
+	rssR, rssW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.ExtraFiles = []*os.File{rssW}
+	err = cmd.Run()
+	rssW.Close()
+	rssOut, _ := io.ReadAll(rssR)
+	rssR.Close()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("agent %q: %v", args, err)
@@ -147,7 +189,9 @@ func agentIn(t testing.TB, environ []string, stdin string, args ...string) run {
 	if ctx.Err() != nil {
 		t.Fatalf("agent %q did not finish in two minutes", args)
 	}
-	return finished(cmd, args, stdout, stderr)
+	r := finished(cmd, args, stdout, stderr)
+	r.MaxRSS, _ = strconv.ParseInt(strings.TrimSpace(string(rssOut)), 10, 64)
+	return r
 }
 
 // must runs the agent and fails the test unless it exits 0.
@@ -408,3 +452,5 @@ func copyTree(t testing.TB, files map[string]string, dir, to string) {
 		t.Fatal(err)
 	}
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

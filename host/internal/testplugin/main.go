@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
@@ -51,6 +52,11 @@ type exitIn struct {
 
 type failIn struct {
 	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+type logIn struct {
+	Level   string `json:"level"`
 	Message string `json:"message"`
 }
 
@@ -91,6 +97,10 @@ func skill() sdk.Skill {
 		}),
 		sdk.NewTool("pid", "The process id.", func(context.Context, empty) (int, error) {
 			return os.Getpid(), nil
+		}),
+		sdk.NewTool("log", "Log a line through the SDK logger.", func(_ context.Context, in logIn) (string, error) {
+			sdk.Logger().Log(hclog.LevelFromString(in.Level), in.Message, "tool", "log")
+			return "logged", nil
 		}),
 		sdk.NewTool("print", "Print text to stdout three ways.", func(_ context.Context, in printIn) (string, error) {
 			fmt.Println(in.Text)

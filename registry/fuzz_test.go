@@ -1,0 +1,90 @@
+package registry
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzReadRegistry feeds arbitrary bytes to the registry.json reader: it
+// must return entries or ErrCorrupt, never panic, and what it accepts must
+// survive a write and a second read unchanged.
+func FuzzReadRegistry(f *testing.F) {
+	for _, s := range []string{
+		`{"version":1,"skills":[]}`,
+		`{"version":1,"skills":[{"name":"A_b","canonical":"a-b","source":"git","trusted":true,"path":"/x","plugin":{"path":"/p","sha256":"00"}}]}`,
+		`{"version":1,"skills":[{"canonical":"a"},{"canonical":"a"}]}`,
+		`{"version":1,"skills":[{"canonical":"../x"}]}`,
+		`{"version":2}`, `{} {}`, ``, `null`, `[]`, `{"skills":null}`,
+		`{"version":1,"skills":[{"canonical":"a","installed_at":"2025-01-01T00:00:00Z","tools":[{"name":"t","input_schema":{"type":"object"}}]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := NewStore(t.TempDir())
+		if err := os.MkdirAll(s.SkillsDir(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(s.RegistryPath(), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		es, err := s.List()
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !strings.Contains(err.Error(), "read registry") {
+				t.Fatalf("error is not ErrCorrupt: %v", err)
+			}
+			if !strings.Contains(err.Error(), s.RegistryPath()) {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if err := s.write(es); err != nil {
+			t.Fatalf("write back: %v", err)
+		}
+		again, err := s.List()
+		if err != nil {
+			t.Fatalf("re-read after write: %v", err)
+		}
+		if len(again) != len(es) {
+			t.Fatalf("round trip changed %d entries to %d", len(es), len(again))
+		}
+		for i := range es {
+			if es[i].Canonical != again[i].Canonical || es[i].CommitSHA != again[i].CommitSHA || es[i].Trusted != again[i].Trusted {
+				t.Fatalf("round trip changed entry %d: %+v -> %+v", i, es[i], again[i])
+			}
+		}
+		if _, err := os.Stat(filepath.Join(s.SkillsDir(), "registry.json")); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzSelect feeds arbitrary AGENT_SKILLS values to Select: it must never
+// panic, and only ever activate installed skills that are trusted or
+// bundled (except for all-untrusted), each at most once.
+func FuzzSelect(f *testing.F) {
+	for _, s := range []string{"", "none", "all", "ALL", "all-untrusted", "a,B_c", " a , , b ", "../x,a", "untrusted", "a,a,A"} {
+		f.Add(s)
+	}
+	entries := []Entry{
+		{Name: "a", Canonical: "a", Source: SourceGit, Trusted: true},
+		{Name: "B_c", Canonical: "b-c", Source: SourceGit, Trusted: true},
+		{Name: "untrusted", Canonical: "untrusted", Source: SourceGit},
+		{Name: "bundled", Canonical: "bundled", Source: SourceBundled},
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		active, _ := Select(entries, spec)
+		seen := map[string]bool{}
+		for _, e := range active {
+			if seen[e.Canonical] {
+				t.Fatalf("%q activates %s twice", spec, e.Canonical)
+			}
+			seen[e.Canonical] = true
+			if !e.Trusted && e.Source != SourceBundled && !strings.EqualFold(strings.TrimSpace(spec), "all-untrusted") {
+				t.Fatalf("%q activates untrusted %s", spec, e.Canonical)
+			}
+		}
+	})
+}

@@ -1,0 +1,71 @@
+package registry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestLoadInstalled(t *testing.T) {
+	const manifest = "---\nname: demo\ndescription: A demo.\n---\nbody\n"
+	sum := sha256.Sum256([]byte(manifest))
+	recorded := hex.EncodeToString(sum[:])
+	tests := []struct {
+		name    string
+		hash    string
+		change  func(t *testing.T, dir string)
+		wantErr error
+	}{
+		{name: "unchanged", hash: recorded},
+		{name: "no recorded hash loads anything valid", hash: "",
+			change: func(t *testing.T, dir string) { write(t, dir, "---\nname: demo\ndescription: Edited.\n---\n") }},
+		{name: "edited", hash: recorded,
+			change:  func(t *testing.T, dir string) { write(t, dir, "---\nname: demo\ndescription: Edited.\n---\nbody\n") },
+			wantErr: ErrModified},
+		{name: "replaced by a link to the same bytes", hash: recorded,
+			change: func(t *testing.T, dir string) {
+				other := filepath.Join(t.TempDir(), ManifestFile)
+				if err := os.WriteFile(other, []byte(manifest), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(filepath.Join(dir, ManifestFile))
+				if err := os.Symlink(other, filepath.Join(dir, ManifestFile)); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantErr: ErrInvalidManifest},
+		{name: "deleted", hash: recorded,
+			change:  func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, ManifestFile)) },
+			wantErr: ErrInvalidManifest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			write(t, dir, manifest)
+			if tt.change != nil {
+				tt.change(t, dir)
+			}
+			m, _, err := LoadInstalled(Entry{Canonical: "demo", Path: dir, ManifestSHA256: tt.hash})
+			if tt.wantErr == nil {
+				if err != nil || m.Name != "demo" {
+					t.Fatalf("LoadInstalled = %v, %v", m, err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func write(t *testing.T, dir, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
