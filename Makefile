@@ -5,6 +5,7 @@ PKGS      := ./...
 FUZZTIME  ?= 30s
 BENCHCOUNT ?= 5
 
+BENCHSTAT          := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 
@@ -23,8 +24,9 @@ test: ## vet and run the whole test suite with the race detector
 demo: ## install the bundled example skill from this repo's git history and use it
 	bash examples/demo.sh
 
-bench: ## run the benchmarks (medians in docs/benchmarks.md)
+bench: ## run the benchmarks; benchstat prints medians (figures in docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./host/ ./plugins/exec/ ./cmd/... | tee bench.out
+	$(GO) run $(BENCHSTAT) bench.out
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \

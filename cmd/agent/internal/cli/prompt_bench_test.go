@@ -197,3 +197,27 @@ func TestPrompt50SkillsStartsNoProcess(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkProcess50Skills runs the real agent binary as a new process, the
+// way a user or an agent framework does, with 50 skills of 10 scripts
+// installed: process start, config, registry and output included. SPEC §11
+// holds `agent tools` and `agent prompt` to 30 ms here.
+func BenchmarkProcess50Skills(b *testing.B) {
+	agent := filepath.Join(b.TempDir(), "agent")
+	build := exec.Command("go", "build", "-o", agent, "github.com/agentskills/agent/cmd/agent")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	home := writeFixtureHome(b, manySkills(50, 10))
+	for _, cmd := range []string{"tools", "prompt", "version"} {
+		b.Run(cmd, func(b *testing.B) {
+			for b.Loop() {
+				c := exec.Command(agent, cmd)
+				c.Env = []string{"AGENT_HOME=" + home, "AGENT_SKILLS=all", "PATH=" + os.Getenv("PATH")}
+				if out, err := c.CombinedOutput(); err != nil {
+					b.Fatalf("agent %s: %v\n%s", cmd, err, out)
+				}
+			}
+		})
+	}
+}
