@@ -339,8 +339,7 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		if t := lastLines(stderr.String(), 5); t != "" {
 			msg += "; plugin output: " + t
 		}
-		return nil, fmt.Errorf("%w: %s. Check that the plugin's main calls sdk.Serve, or rebuild it with `agent skill update %s`",
-			ErrStart, msg, p.Name)
+		return nil, fmt.Errorf("%w: %s; check that the plugin's main calls sdk.Serve", ErrStart, msg)
 	}
 	rpc, err := client.Client()
 	if err != nil {

@@ -147,8 +147,7 @@ func (v *verifier) open(p Plugin) (*os.File, error) {
 	f, err := os.Open(p.Path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: skill %q: plugin binary %s is missing; run `agent skill update %s` to rebuild it",
-				ErrStart, p.Name, p.Path, p.Name)
+			return nil, fmt.Errorf("%w: skill %q: plugin binary %s is missing", ErrStart, p.Name, p.Path)
 		}
 		return nil, fmt.Errorf("%w: skill %q: open plugin binary: %v", ErrStart, p.Name, err)
 	}
@@ -190,7 +189,7 @@ func (v *verifier) open(p Plugin) (*os.File, error) {
 }
 
 func tampered(p Plugin, why string) error {
-	return fmt.Errorf("%w: skill %q: plugin binary %s was modified after install (%s); "+
-		"refusing to run it. Run `agent skill update %s` to rebuild it, or remove and re-add the skill",
-		ErrTampered, p.Name, p.Path, why, p.Name)
+	// What to do about it is the CLI's to say (it knows the commands).
+	return fmt.Errorf("%w: skill %q: plugin binary %s was modified after install (%s); refusing to run it",
+		ErrTampered, p.Name, p.Path, why)
 }

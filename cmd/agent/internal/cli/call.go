@@ -180,7 +180,7 @@ func callError(ctx context.Context, t *ToolRef, err error) (code, msg string) {
 	case errors.Is(err, host.ErrTampered):
 		return codePluginTampered, fmt.Sprintf("%v; the plugin binary of %s changed after it was installed and was not run. Reinstall the skill: 'agent skill remove %s --yes', then 'agent skill add' it again", err, t.Skill, t.Skill)
 	case errors.Is(err, host.ErrStart):
-		return codePluginStart, fmt.Sprintf("%v; run with AGENT_LOG_LEVEL=debug to see the plugin's output", err)
+		return codePluginStart, fmt.Sprintf("%v; %s", err, strings.ReplaceAll(startAdvice, "<name>", t.Skill))
 	case ctx.Err() != nil:
 		return sdk.CodeCanceled, err.Error()
 	}

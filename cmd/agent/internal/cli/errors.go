@@ -115,6 +115,9 @@ func init() {
 
 		hint{is(host.ErrTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
 		hint{is(host.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},
-		hint{is(host.ErrStart), "run with AGENT_LOG_LEVEL=debug to see the plugin's output"},
+		hint{is(host.ErrStart), startAdvice},
 	)
 }
+
+// startAdvice is what to do when a plugin would not start.
+const startAdvice = "run with AGENT_LOG_LEVEL=debug to see the plugin's output; if its binary is missing or broken, reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"
