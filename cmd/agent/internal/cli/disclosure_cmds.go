@@ -3,13 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -167,42 +166,23 @@ func (v *skillView) active() []skillState {
 	return out
 }
 
-// countScripts counts a skill's scripts the way the exec plugin discovers
-// them (an explicit list, else scripts/*.py minus scripts_ignore, dot files,
-// folders and anything that is not a regular file) from the directory
-// listing alone: no script is opened.
+// countScripts counts a skill's runnable scripts from the directory listing
+// alone, as the script plugin finds them: no script is opened.
 func countScripts(dir string, m *registry.Manifest) int {
 	if dir == "" {
 		return 0
 	}
-	if len(m.Scripts) > 0 {
-		return len(m.Scripts)
-	}
-	entries, err := os.ReadDir(filepath.Join(dir, "scripts"))
+	scripts, err := exec.List(dir, m.Scripts, m.ScriptsIgnore)
 	if err != nil {
 		return 0
 	}
 	n := 0
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !e.Type().IsRegular() || !strings.EqualFold(path.Ext(name), ".py") {
-			continue
+	for _, s := range scripts {
+		if s.Err == nil {
+			n++
 		}
-		if matchesAny(m.ScriptsIgnore, name) || matchesAny(m.ScriptsIgnore, "scripts/"+name) {
-			continue
-		}
-		n++
 	}
 	return n
-}
-
-func matchesAny(globs []string, name string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // activateHint says how to turn on the skills that are off only because

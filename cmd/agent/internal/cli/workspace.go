@@ -146,48 +146,40 @@ func dirExists(p string) bool {
 
 // loadWorkspace builds the workspace for this process. It never starts a
 // process: tools come from the registry's cache and the script tools are
-// described in process.
+// described in process. Which skills are active is decided once, by
+// skillView, so that tools, call, check and prompt always agree.
 func (f *Factory) loadWorkspace(ctx context.Context) (*Workspace, error) {
+	v, err := f.loadActiveView(ctx)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := f.Config()
-	if err != nil {
-		return nil, err
-	}
-	store, err := f.Store()
-	if err != nil {
-		return nil, err
-	}
-	all, err := allEntries(ctx, store)
 	if err != nil {
 		return nil, err
 	}
 	ws := &Workspace{
 		Config:      cfg,
-		All:         all,
+		Warnings:    v.Warnings,
 		byName:      map[string]*ToolRef{},
 		byQualified: map[string]*ToolRef{},
 		environ:     f.environ(),
 		executable:  f.Executable,
 		logger:      f.logger(cfg),
 	}
-	selected, warnings := registry.Select(all, cfg.Skills)
-	ws.Warnings = append(ws.Warnings, warnings...)
-	for _, e := range selected {
-		m, _, err := loadManifest(e)
-		if err != nil {
-			ws.fail(e.Name, shortReason(err))
+	for _, st := range v.Skills {
+		e := st.Entry
+		ws.All = append(ws.All, e)
+		if st.Selected && !st.Active {
+			ws.fail(e.Name, st.Detail)
+		}
+		if !st.Active {
 			continue
 		}
-		// A skill that became incompatible (agent was upgraded or downgraded
-		// since it was installed) must not run: check shows it as off too.
-		if err := registry.CheckCompatibility(m, Version); err != nil {
-			ws.fail(e.Name, shortReason(err))
-			continue
-		}
-		as := &ActiveSkill{Entry: e, Manifest: m}
+		as := &ActiveSkill{Entry: e, Manifest: st.Manifest}
 		if e.Path != "" && dirExists(e.Path) {
 			// List, not Discover: no script source is read until a script
 			// tool asks for it (SPEC §10, Layer 3).
-			scripts, err := exec.List(e.Path, m.Scripts, m.ScriptsIgnore)
+			scripts, err := exec.List(e.Path, st.Manifest.Scripts, st.Manifest.ScriptsIgnore)
 			if err != nil {
 				ws.fail(e.Name, shortReason(err))
 				continue
