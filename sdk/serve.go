@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"google.golang.org/grpc"
 	"os"
 	"sync/atomic"
 	"time"
@@ -105,8 +106,12 @@ func Serve(s Skill, opts ...ServeOpt) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         PluginMap(s),
-		GRPCServer:      plugin.DefaultGRPCServer,
-		Logger:          cfg.logger,
+		// A small pool of stream workers saves a goroutine start per call,
+		// which is a visible share of a ~100 µs round trip.
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.NumStreamWorkers(2), grpc.SharedWriteBuffer(true))...)
+		},
+		Logger: cfg.logger,
 	})
 }
 
