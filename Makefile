@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/agent
 PKGS      := ./...
 FUZZTIME  ?= 30s
-BENCHCOUNT ?= 5
+BENCHCOUNT ?= 6
 
 BENCHSTAT          := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
