@@ -28,12 +28,14 @@ bench: ## run the benchmarks; benchstat prints medians (figures in docs/benchmar
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./host/ ./plugins/exec/ ./cmd/... | tee bench.out
 	$(GO) run $(BENCHSTAT) bench.out
 
-fuzz: ## run every fuzz target for FUZZTIME each
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+fuzz: ## run every fuzz target for FUZZTIME each; fails at the end if any target failed
+	@failed=""; for pkg in $$($(GO) list $(PKGS)); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    echo "== $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || failed="$$failed $$pkg.$$t"; \
 	  done; \
-	done
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz targets failed:$$failed (crashers are in the package's testdata/fuzz)"; exit 1; fi
 
 reliability: ## fault, concurrency and hostile-input suite (docs/reliability.md)
 	$(GO) test -tags reliability -count=1 -timeout 15m -run 'Reliability' -v $(PKGS) 2>&1 | tee reliability.out | grep -E '^(=== RUN|--- |PASS|FAIL|ok|RESULT)'

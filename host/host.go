@@ -204,6 +204,9 @@ func (h *Host) transportFailure(ctx context.Context, pr *proc, inst *instance, t
 		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the plugin was stopped and starts again on the next call", name, tool, limit)
 	case errors.Is(ctx.Err(), context.Canceled) || code == codes.Canceled:
 		return sdk.Errorf(sdk.CodeCanceled, "%s.%s was canceled", name, tool)
+	case code == codes.ResourceExhausted && strings.Contains(status.Convert(err).Message(), "received message larger"):
+		return sdk.Errorf(sdk.CodeToolFailed, "%s.%s returned more than the %d MiB a result may hold (%v); ask the tool for less, for example a smaller page or a file path instead of the contents",
+			name, tool, sdk.MaxResultSize>>20, status.Convert(err).Message())
 	case code == codes.ResourceExhausted:
 		return sdk.Errorf(sdk.CodeInvalidArgs, "%s.%s: message too large: %v", name, tool, status.Convert(err).Message())
 	}

@@ -10,7 +10,11 @@
 // Add and Update stage all work under skills/.tmp/ and commit under a flock on
 // skills/.lock by swapping directories and writing registry.json last; a
 // writer that finds leftovers of a killed run rolls them back or forward
-// (recover.go).
+// (recover.go); readers (List, Get) do the same first when a dead run left
+// anything, so they never see a half-done update. LoadInstalled
+// (installed.go) loads an installed skill's SKILL.md and refuses one that
+// changed after install (ErrModified), using the sha256 recorded in the
+// entry.
 //
 // The package never runs the git binary and never imports host: building a
 // plugin and describing its tools is the caller's job, done in a Prepare

@@ -149,6 +149,18 @@ func TestConcurrentAddGoroutines(t *testing.T) {
 	}
 }
 
+// entryBefore reads name's entry straight from registry.json, without the
+// recovery that List does.
+func entryBefore(t *testing.T, s *Store, name string) (Entry, bool) {
+	t.Helper()
+	entries, err := s.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := find(entries, name)
+	return e, err == nil
+}
+
 // TestKilledRuns kills add, update and remove at each step of their commit
 // and checks that readers still see a working old state, and that the next
 // writer cleans up.
@@ -157,7 +169,6 @@ func TestKilledRuns(t *testing.T) {
 	tests := []struct {
 		op, at  string
 		noExch  bool   // simulate a file system without RENAME_EXCHANGE
-		gap     bool   // the one moment the fallback leaves no folder until the next writer
 		wantSHA string // "" = not installed; "old" or "new" commit
 	}{
 		{op: "add", at: "add:marked"},
@@ -170,7 +181,7 @@ func TestKilledRuns(t *testing.T) {
 		{op: "update", at: "registry:before-rename", wantSHA: "old"},
 		{op: "update", at: "update:committed", wantSHA: "new"},
 		{op: "update", at: "update:staged", noExch: true, wantSHA: "old"},
-		{op: "update", at: "update:moved-old", noExch: true, gap: true, wantSHA: "old"},
+		{op: "update", at: "update:moved-old", noExch: true, wantSHA: "old"},
 		{op: "update", at: "update:plugin", noExch: true, wantSHA: "old"},
 		{op: "update", at: "update:committed", noExch: true, wantSHA: "new"},
 		{op: "remove", at: "remove:marked", wantSHA: "old"},
@@ -220,14 +231,13 @@ func TestKilledRuns(t *testing.T) {
 					}
 					if e.Canonical == "k" {
 						got = e.CommitSHA
-						m, _, err := LoadManifest(e.Path)
+						m, _, err := LoadInstalled(e)
 						if err != nil {
 							t.Fatalf("%s: installed manifest: %v", stage, err)
 						}
-						// Between the swap and the registry write a reader may see
-						// the new folder under the old entry: complete and
-						// usable, and put back by the next writer.
-						if wantV := map[bool]string{true: "2.0.0", false: ""}[got == second]; m.Version != wantV && stage != "after kill" {
+						// A reader (List) recovers what the kill left, so the
+						// folder always holds the version the entry names.
+						if wantV := map[bool]string{true: "2.0.0", false: ""}[got == second]; m.Version != wantV {
 							t.Errorf("%s: folder holds version %q but registry says %s", stage, m.Version, got)
 						}
 					}
@@ -236,9 +246,15 @@ func TestKilledRuns(t *testing.T) {
 					t.Errorf("%s: k at %q; want %q", stage, got, want)
 				}
 			}
-			if !tt.gap {
-				check("after kill")
+			// Before List recovers, a reader holding the old entry
+			// still loads a consistent SKILL.md: LoadInstalled waits
+			// for the lock and recovers on a mismatch.
+			if old, ok := entryBefore(t, s, "k"); ok {
+				if _, _, err := LoadInstalled(old); err != nil {
+					t.Errorf("LoadInstalled with the entry as the kill left it: %v", err)
+				}
 			}
+			check("after kill (a reader recovers)")
 			// The next writer recovers.
 			if _, err := s.SetTrusted("other", false); err != nil {
 				t.Fatal(err)

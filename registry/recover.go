@@ -86,6 +86,39 @@ func (s *Store) recover(entries []Entry) {
 	s.recoverPlugins(byName)
 }
 
+// recoverIfNeeded runs recovery for a reader when skills/.tmp holds
+// anything but the staging areas of live runs: the leftovers of a killed
+// writer. Between a killed update's folder swap and its registry write the
+// folder holds the new version while the registry names the old one;
+// without this, readers would see that mix until the next writer. Live
+// writers keep such markers only while they hold the lock, so the reader
+// waits for at most one commit. Any failure (a read-only AGENT_HOME, say)
+// leaves the state to the next writer.
+func (s *Store) recoverIfNeeded() {
+	ents, err := os.ReadDir(s.tmpDir())
+	if err != nil || len(ents) == 0 {
+		return
+	}
+	stale := false
+	for _, d := range ents {
+		if !strings.HasPrefix(d.Name(), "work-") || !workAlive(filepath.Join(s.tmpDir(), d.Name())) {
+			stale = true
+			break
+		}
+	}
+	if !stale {
+		return
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if entries, err := s.read(); err == nil {
+		s.recover(entries)
+	}
+}
+
 // swapped reports whether the folder at dir is the one whose inode was
 // recorded in inoFile.
 func swapped(inoFile, dir string) bool {
@@ -165,7 +198,9 @@ func (s *Store) newWork() (*work, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// Blocking: a reader probing whether the run is alive (workAlive,
+	// outside the registry lock) may hold the lock for an instant.
+	if err := flock(f, syscall.LOCK_EX); err != nil {
 		f.Close()
 		os.RemoveAll(dir)
 		return nil, err

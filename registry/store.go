@@ -125,13 +125,17 @@ func (s *Store) at(point string) {
 }
 
 // List returns the installed skills sorted by canonical name. A missing
-// registry is an empty list; a corrupt one is ErrCorrupt.
+// registry is an empty list; a corrupt one is ErrCorrupt. When a killed
+// writer left work behind, List finishes or undoes it first (see
+// recoverIfNeeded), so that the folders match the entries it returns.
 func (s *Store) List() ([]Entry, error) {
+	s.recoverIfNeeded()
 	return s.read()
 }
 
 // Get returns the skill named name, in any spelling.
 func (s *Store) Get(name string) (Entry, error) {
+	s.recoverIfNeeded()
 	entries, err := s.read()
 	if err != nil {
 		return Entry{}, err

@@ -99,7 +99,7 @@ type grpcClient struct {
 var _ Skill = (*grpcClient)(nil)
 
 func (c *grpcClient) Describe(ctx context.Context) ([]ToolInfo, error) {
-	resp, err := c.c.Describe(ctx, &skillv1.DescribeRequest{})
+	resp, err := c.c.Describe(ctx, &skillv1.DescribeRequest{}, grpc.MaxCallRecvMsgSize(MaxResultSize))
 	if err != nil {
 		return nil, fmt.Errorf("%w: describe: %w", ErrTransport, err)
 	}
@@ -110,8 +110,14 @@ func (c *grpcClient) Describe(ctx context.Context) ([]ToolInfo, error) {
 	return infos, nil
 }
 
+// MaxResultSize bounds a plugin's answer as the host receives it. go-plugin
+// lets a gRPC client accept 2 GiB messages, so without it a plugin
+// returning 100 MB costs the host several times that in memory; past the
+// limit the call fails with codes.ResourceExhausted instead.
+const MaxResultSize = 16 << 20
+
 func (c *grpcClient) Invoke(ctx context.Context, tool string, args json.RawMessage) (Result, error) {
-	resp, err := c.c.Invoke(ctx, &skillv1.InvokeRequest{Tool: tool, Arguments: args})
+	resp, err := c.c.Invoke(ctx, &skillv1.InvokeRequest{Tool: tool, Arguments: args}, grpc.MaxCallRecvMsgSize(MaxResultSize))
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: invoke %s: %w", ErrTransport, tool, err)
 	}

@@ -18,10 +18,11 @@ import (
 
 // TestReliabilityRegistryConcurrency runs 20 agent processes at once, each
 // adding, updating or removing its own skill, and repeats that 10 times.
-// After every round registry.json must be valid JSON and match the skill
-// folders on disk exactly.
+// Six readers (skill list, tools) run alongside each round. After every
+// round registry.json must be valid JSON and match the skill folders on
+// disk exactly.
 func TestReliabilityRegistryConcurrency(t *testing.T) {
-	const procs, rounds = 20, 10
+	const procs, rounds, readers = 20, 10, 6
 	files := map[string]string{}
 	for i := 0; i < procs; i++ {
 		files[fmt.Sprintf("skills/s%02d/SKILL.md", i)] = concManifest(i, 0)
@@ -60,9 +61,18 @@ func TestReliabilityRegistryConcurrency(t *testing.T) {
 				jobs[i] = job{"update", []string{"skill", "update", name, "--yes"}}
 			}
 		}
+		// Readers run alongside: they must never fail, print broken JSON
+		// or take an update in flight for tampering.
+		for k := 0; k < readers; k++ {
+			args := []string{"skill", "list", "--json"}
+			if k%2 == 1 {
+				args = []string{"tools", "--json"}
+			}
+			jobs = append(jobs, job{"read", args})
+		}
 		// Start all processes, then wait for all: they overlap for real.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		runs := make([]run, procs)
+		runs := make([]run, len(jobs))
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for i := range jobs {
@@ -83,6 +93,13 @@ func TestReliabilityRegistryConcurrency(t *testing.T) {
 			if rr.Code != 0 {
 				failures++
 				t.Errorf("round %d: %v", r, rr)
+				continue
+			}
+			if jobs[i].op == "read" {
+				if !json.Valid([]byte(rr.Stdout)) || strings.Contains(rr.Stderr, "changed after install") {
+					failures++
+					t.Errorf("round %d: reader: %v", r, rr)
+				}
 				continue
 			}
 			switch jobs[i].op {
@@ -120,11 +137,14 @@ func TestReliabilityRegistryConcurrency(t *testing.T) {
 	}
 	var opNames []string
 	for op, n := range ops {
+		if op == "read" {
+			continue
+		}
 		opNames = append(opNames, fmt.Sprintf("%d %s", n, op))
 	}
 	sort.Strings(opNames)
-	result("registry-concurrency", "%d rounds x %d concurrent processes = %d commands (%s): %d failed; registry valid JSON and equal to the folders on disk after %d of %d rounds",
-		rounds, procs, rounds*procs, strings.Join(opNames, ", "), failures, map[bool]int{true: 0, false: rounds}[t.Failed()], rounds)
+	result("registry-concurrency", "%d rounds x %d concurrent writers = %d commands (%s), plus %d readers (skill list, tools) alongside: %d failed; registry valid JSON and equal to the folders on disk after %d of %d rounds",
+		rounds, procs, rounds*procs, strings.Join(opNames, ", "), ops["read"], failures, map[bool]int{true: 0, false: rounds}[t.Failed()], rounds)
 }
 
 func concManifest(i, round int) string {

@@ -135,8 +135,8 @@ func TestReliabilityHostileInput(t *testing.T) {
 
 	before := snapshot(t, home)
 	var passed int
-	var peak, hugeRSS int64
-	peakCase := ""
+	var peak, hugeRSS, treePeak int64
+	peakCase, treeCase := "", ""
 	for _, c := range cases {
 		r := agentIn(t, timeoutEnv, c.stdin, c.args...)
 		out := strings.ToLower(r.Stdout + r.Stderr)
@@ -167,6 +167,9 @@ func TestReliabilityHostileInput(t *testing.T) {
 		if c.rss != 0 {
 			hugeRSS = r.MaxRSS
 		}
+		if r.TreeRSS > treePeak {
+			treePeak, treeCase = r.TreeRSS, c.name
+		}
 		if ok {
 			passed++
 		}
@@ -183,8 +186,8 @@ func TestReliabilityHostileInput(t *testing.T) {
 		}
 	}
 	checkHome(t, home)
-	result("hostile-input", "%d hostile inputs (%d name/path, %d symlink, 4 size, 6 NUL/oversized-argument): %d gave a clear error (or a warned truncation) with exit 1 or 2; peak agent RSS %d MB (%s), limit %d MB, and %d MB for the 50 MB SKILL.md clone, limit %d MB; %d changes to the installed skills",
-		len(cases), len(cases)-len(symlinkCases)-10, len(symlinkCases), passed, peak>>20, peakCase, rssLimit>>20, hugeRSS>>20, hugeRSSLimit>>20, len(changed))
+	result("hostile-input", "%d hostile inputs (%d name/path, %d symlink, 4 size, 6 NUL/oversized-argument): %d gave a clear error (or a warned truncation) with exit 1 or 2; peak agent RSS %d MB (%s), limit %d MB, and %d MB for the 50 MB SKILL.md clone, limit %d MB (with the plugins and scripts it waited for: %d MB, %s); %d changes to the installed skills",
+		len(cases), len(cases)-len(symlinkCases)-10, len(symlinkCases), passed, peak>>20, peakCase, rssLimit>>20, hugeRSS>>20, hugeRSSLimit>>20, treePeak>>20, treeCase, len(changed))
 }
 
 func jsonArgs(skill, script string) string {

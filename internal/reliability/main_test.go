@@ -34,9 +34,13 @@ var (
 )
 
 // launcherEnv makes the test binary a launcher: it runs the agent command
-// line it is given and writes the agent's peak RSS to fd 3. A child's peak
-// RSS (wait4 rusage) starts at its parent's RSS when it forks, and this test
-// process holds 50 MB inputs; a fresh launcher is small.
+// line it is given and writes two numbers to fd 3: the agent's own peak
+// RSS (VmHWM from /proc, sampled every millisecond: it only grows, so only
+// growth in the last millisecond before exit can be missed) and the peak
+// RSS of the agent and every process it waited for (wait4 rusage, which
+// includes its plugins). A launcher is needed because a child's rusage
+// peak starts at its parent's RSS, and this test process holds 50 MB
+// inputs.
 const launcherEnv = "RELIABILITY_LAUNCHER"
 
 func launch() {
@@ -49,13 +53,54 @@ func launch() {
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Env = environ
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	_ = cmd.Run()
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024 // kilobytes on Linux
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(127)
 	}
-	fmt.Fprintf(os.NewFile(3, "rss"), "%d\n", rss)
+	done := make(chan struct{})
+	hwm := make(chan int64)
+	go func() {
+		status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+		var peak int64
+		for {
+			if v := vmHWM(status); v > peak {
+				peak = v
+			}
+			select {
+			case <-done:
+				hwm <- peak
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	_ = cmd.Wait()
+	close(done)
+	own := <-hwm
+	var tree int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		tree = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	fmt.Fprintf(os.NewFile(3, "rss"), "%d %d\n", own, tree)
 	os.Exit(cmd.ProcessState.ExitCode())
+}
+
+// vmHWM reads the peak RSS line of a /proc/<pid>/status file, in bytes.
+func vmHWM(status string) int64 {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
 }
 
 func TestMain(m *testing.M) {
@@ -101,11 +146,12 @@ func result(name, format string, a ...any) {
 
 // run is one finished agent process.
 type run struct {
-	Args   []string
-	Stdout string
-	Stderr string
-	Code   int   // exit code; -1 when killed by a signal
-	MaxRSS int64 // peak resident set size in bytes (wait4 rusage)
+	Args    []string
+	Stdout  string
+	Stderr  string
+	Code    int   // exit code; -1 when killed by a signal
+	MaxRSS  int64 // the agent's own peak resident set size in bytes
+	TreeRSS int64 // the same for the agent and the processes it waited for
 }
 
 func (r run) String() string {
@@ -190,7 +236,10 @@ func agentIn(t testing.TB, environ []string, stdin string, args ...string) run {
 		t.Fatalf("agent %q did not finish in two minutes", args)
 	}
 	r := finished(cmd, args, stdout, stderr)
-	r.MaxRSS, _ = strconv.ParseInt(strings.TrimSpace(string(rssOut)), 10, 64)
+	if f := strings.Fields(string(rssOut)); len(f) == 2 {
+		r.MaxRSS, _ = strconv.ParseInt(f[0], 10, 64)
+		r.TreeRSS, _ = strconv.ParseInt(f[1], 10, 64)
+	}
 	return r
 }
 

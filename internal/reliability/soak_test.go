@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,9 +34,11 @@ func fate(i int) string {
 
 // TestReliabilityCrashSoak makes 10,000 calls through the host to a plugin
 // that panics on 10% of them and exits on 1%. Every call must come back as
-// a success or a structured plugin_crashed error, every crash must be
-// followed by a fresh process, and the host must end with no children,
-// zombies or leaked descriptors.
+// a success or a structured plugin_crashed error, and every crash must be
+// followed by a fresh process. Then 20 calls hang past their deadline
+// (timeout, then a fresh process), and 8 goroutines make 2,000 more calls
+// at once while the plugin keeps crashing. The host must end with no
+// children, zombies or leaked descriptors.
 func TestReliabilityCrashSoak(t *testing.T) {
 	const calls = 10000
 	zBefore := zombieSet()
@@ -100,6 +103,67 @@ func TestReliabilityCrashSoak(t *testing.T) {
 			}
 		}
 	}
+	// Hangs: a call past its deadline costs one timeout error; the plugin
+	// is killed and the next call runs in a new process.
+	const hangs = 20
+	timeouts := 0
+	for k := 0; k < hangs; k++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := h.Invoke(ctx, "crashy", "hang", json.RawMessage(`{}`))
+		cancel()
+		var se *sdk.Error
+		if !errors.As(err, &se) || se.Code != sdk.CodeTimeout {
+			t.Fatalf("hang %d: want a timeout error, got %T %v", k, err, err)
+		}
+		timeouts++
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+		res, err := h.Invoke(ctx, "crashy", "work", json.RawMessage(`{"i":1}`))
+		cancel()
+		var out struct{ PID int }
+		if err != nil || json.Unmarshal(res.Value, &out) != nil || pids[out.PID] {
+			t.Fatalf("call after hang %d: %v (pid %d reused: %v)", k, err, out.PID, pids[out.PID])
+		}
+		pids[out.PID] = true
+	}
+
+	// Concurrent callers share one plugin while it keeps crashing: every
+	// call still ends in a result or a structured error.
+	const workers, perWorker = 8, 250
+	var mu sync.Mutex
+	conc := map[string]int{}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < perWorker; k++ {
+				i := calls + w*perWorker + k
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				_, err := h.Invoke(ctx, "crashy", "work", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)))
+				cancel()
+				var se *sdk.Error
+				key := "ok"
+				switch {
+				case err == nil && fate(i) != "ok":
+					key = "crash-fated call succeeded"
+				case err == nil:
+				case errors.As(err, &se):
+					key = se.Code
+				default:
+					key = "unstructured"
+					t.Errorf("concurrent call %d: %T %v", i, err, err)
+				}
+				mu.Lock()
+				conc[key]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if conc["unstructured"] > 0 || conc["crash-fated call succeeded"] > 0 {
+		t.Errorf("concurrent phase: %v", conc)
+	}
+
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +202,7 @@ func TestReliabilityCrashSoak(t *testing.T) {
 	if starts != wantStarts {
 		t.Errorf("%d crashes but %d process starts (want %d)", panics+exits, starts, wantStarts)
 	}
-	result("crash-soak", "%d calls: %d ok, %d panics and %d exits each returned plugin_crashed, %d other errors; %d plugin process starts, %d successful calls right after a crash all ran in a new process; after Close: %d children, %d new zombies, fds %d->%d, goroutines %d->%d",
-		calls, ok, panics, exits, other, starts, restarts, children, len(zombies), fdBefore, fdAfter, gBefore, gAfter)
+	result("crash-soak", "%d sequential calls: %d ok, %d panics and %d exits each returned plugin_crashed, %d other errors; %d plugin process starts, %d successful calls right after a crash all ran in a new process; %d hung calls each returned timeout and the next call ran in a new process; %d concurrent calls from %d goroutines: %d ok, %d plugin_crashed, %d other structured, %d unstructured; after Close: %d children, %d new zombies, fds %d->%d, goroutines %d->%d",
+		calls, ok, panics, exits, other, starts, restarts, timeouts, workers*perWorker, workers, conc["ok"], conc[sdk.CodePluginCrashed],
+		workers*perWorker-conc["ok"]-conc[sdk.CodePluginCrashed]-conc["unstructured"]-conc["crash-fated call succeeded"], conc["unstructured"], children, len(zombies), fdBefore, fdAfter, gBefore, gAfter)
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -62,6 +63,9 @@ func runGoBuild(ctx context.Context, dir, out, pkg string) ([]byte, error) {
 	}
 	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-o", out, pkg)
 	cmd.Dir = dir
+	cmd.SysProcAttr = childProcAttr()
+	// On cancel (Ctrl-C) stop the whole build, compiler processes included.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	return cmd.CombinedOutput()
 }
 

@@ -136,7 +136,8 @@ func loadManifest(e registry.Entry) (*registry.Manifest, []registry.Problem, err
 		m, err := bundled.Manifest(e.Canonical)
 		return m, nil, err
 	}
-	return registry.LoadManifest(e.Path)
+	// LoadInstalled also refuses a SKILL.md edited after install.
+	return registry.LoadInstalled(e)
 }
 
 func dirExists(p string) bool {
