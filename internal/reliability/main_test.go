@@ -383,16 +383,7 @@ type skillRepo struct {
 
 func newSkillRepo(t testing.TB, extra map[string]string) *skillRepo {
 	t.Helper()
-	files := map[string]string{}
-	for _, name := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(moduleRoot, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = string(b)
-	}
-	copyTree(t, files, "sdk", "sdk")
-	copyTree(t, files, "proto", "proto")
+	files := gittest.PluginModule(t, moduleRoot)
 	main, err := os.ReadFile("testdata/crashy/main.go")
 	if err != nil {
 		t.Fatal(err)
@@ -470,36 +461,6 @@ line = "noise " * 100 + "\n"
 while True:
     sys.stderr.write(line)
 `,
-}
-
-// copyTree adds the non-test files under the module's dir to files, at to.
-func copyTree(t testing.TB, files map[string]string, dir, to string) {
-	t.Helper()
-	root := filepath.Join(moduleRoot, dir)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(p, "_test.go") || !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		files[to+"/"+filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

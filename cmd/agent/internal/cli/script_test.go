@@ -3,7 +3,6 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,18 +153,9 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 // with the go.mod at the repository root.
 func newPluginsRepo(t *testing.T) *gittest.Repo {
 	t.Helper()
-	files := map[string]string{}
-	for _, name := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(moduleRoot, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = string(b)
-	}
-	copyTree(t, files, "sdk", "sdk")
-	copyTree(t, files, "proto", "proto")
+	files := gittest.PluginModule(t, moduleRoot)
 	// At skills/ rather than examples/skills/, where add looks for skills.
-	copyTree(t, files, filepath.Join("examples", "skills", "hello-extended"), "skills/hello-extended")
+	gittest.AddTree(t, files, filepath.Join(moduleRoot, "examples", "skills", "hello-extended"), "skills/hello-extended")
 	for name, content := range pluginSkills {
 		files[name] = content
 	}
@@ -239,41 +229,6 @@ func main() {
 	))
 }
 `,
-}
-
-// copyTree adds the non-test files under the module's dir to files, at to.
-func copyTree(t *testing.T, files map[string]string, dir, to string) {
-	t.Helper()
-	{
-		root := filepath.Join(moduleRoot, dir)
-		if _, err := os.Stat(root); err != nil {
-			return
-		}
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if d.Name() == "testdata" {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if strings.HasSuffix(p, "_test.go") || !d.Type().IsRegular() {
-				return nil
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			files[to+"/"+filepath.ToSlash(rel)] = string(b)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // goEnvironment is what `go build` needs inside a script, whose HOME is
