@@ -4,30 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/host"
-	"github.com/agentskills/agent/plugins/exec"
-	"github.com/agentskills/agent/registry"
-	"github.com/agentskills/agent/sdk"
-)
-
-// Codes `agent call` adds to the tool error codes for host-side failures.
-const (
-	codePluginTampered = "plugin_tampered"
-	codePluginStart    = "plugin_start_failed"
-	codeHostError      = "host_error"
+	"github.com/agentskills/agent/internal/workspace"
 )
 
 type callOptions struct {
 	IO        *IOStreams
-	Workspace func(context.Context) (*Workspace, error)
+	Workspace func(context.Context) (*workspace.Workspace, error)
 
 	Tool    string
 	Args    string        // JSON, "-" for stdin, "" for {}
@@ -142,7 +130,7 @@ func callRun(ctx context.Context, opts *callOptions) error {
 	ws.PrintWarnings(opts.IO.ErrOut)
 	t, ok := ws.Tool(opts.Tool)
 	if !ok {
-		return notActiveError(ws, opts.Tool)
+		return ws.Unresolved(opts.Tool)
 	}
 	ctx, cancel := context.WithTimeout(ctx, callDeadline(opts.Timeout, ws.Config.ScriptTimeout))
 	defer cancel()
@@ -170,81 +158,11 @@ func writeCallJSON(ios *IOStreams, v any) error {
 	return enc.Encode(v)
 }
 
-// callError maps an Invoke error to a code and a message that says what to
-// do next.
-func callError(ctx context.Context, t *ToolRef, err error) (code, msg string) {
-	var se *sdk.Error
-	switch {
-	case errors.As(err, &se):
-		return se.Code, se.Message
-	case errors.Is(err, host.ErrTampered):
-		return codePluginTampered, fmt.Sprintf("%v; the plugin binary of %s changed after it was installed and was not run. Reinstall the skill: 'agent skill remove %s --yes', then 'agent skill add' it again", err, t.Skill, t.Skill)
-	case errors.Is(err, host.ErrStart):
-		return codePluginStart, fmt.Sprintf("%v; %s", err, strings.ReplaceAll(startAdvice, "<name>", t.Skill))
-	case ctx.Err() != nil:
-		return sdk.CodeCanceled, err.Error()
+// callError is workspace.Failure with this command's advice on host errors.
+func callError(ctx context.Context, t *workspace.ToolRef, err error) (code, msg string) {
+	code, msg = workspace.Failure(ctx, t, err)
+	if code == workspace.CodeHostError {
+		msg = describe(err)
 	}
-	return codeHostError, describe(err)
-}
-
-// inactiveWithScripts lists installed skills that are not active and have
-// scripts, to say which one to activate for the script tools.
-func inactiveWithScripts(ws *Workspace) []registry.Entry {
-	var out []registry.Entry
-	for _, e := range ws.All {
-		if ws.Skill(e.Canonical) != nil || e.Path == "" || !dirExists(e.Path) {
-			continue
-		}
-		m, _, err := loadManifest(e)
-		if err != nil {
-			continue
-		}
-		if scripts, err := exec.List(e.Path, m.Scripts, m.ScriptsIgnore); err == nil && len(scripts) > 0 {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// notActiveError explains why a tool name did not resolve: which installed
-// skill has it and how to activate that skill.
-func notActiveError(ws *Workspace, name string) error {
-	bare, wantSkill := name, ""
-	if skill, tool, ok := strings.Cut(name, "."); ok {
-		bare = tool
-		if c, err := registry.Canonical(skill); err == nil {
-			wantSkill = c
-		}
-	}
-	var owners []registry.Entry
-	for _, e := range ws.All {
-		if ws.Skill(e.Canonical) != nil || (wantSkill != "" && e.Canonical != wantSkill) {
-			continue
-		}
-		for _, t := range e.Tools {
-			if t.Name == bare {
-				owners = append(owners, e)
-				break
-			}
-		}
-	}
-	if len(owners) == 0 && (bare == "script_list" || bare == "script_help" || bare == "script_run") {
-		owners = inactiveWithScripts(ws)
-		if len(owners) == 0 {
-			return &kindError{msg: fmt.Sprintf("%s: no installed skill has scripts; 'agent skill list' shows what is installed", name), kind: errUnknownTool}
-		}
-	}
-	if len(owners) == 0 {
-		return &kindError{msg: fmt.Sprintf("%s is not a tool of any active or installed skill; 'agent tools' lists the active ones", name), kind: errUnknownTool}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "tool %s is not active;", name)
-	for _, e := range owners {
-		if e.Trusted {
-			fmt.Fprintf(&b, " skill %s provides it: export AGENT_SKILLS=%s (or AGENT_SKILLS=all).", e.Canonical, e.Canonical)
-		} else {
-			fmt.Fprintf(&b, " skill %s (untrusted) provides it: 'agent skill trust %s' and export AGENT_SKILLS=%s, or export AGENT_SKILLS=all-untrusted.", e.Canonical, e.Canonical, e.Canonical)
-		}
-	}
-	return &kindError{msg: strings.TrimSuffix(b.String(), "."), kind: errToolNotActive}
+	return code, msg
 }

@@ -9,12 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
 type checkOptions struct {
 	IO   *IOStreams
-	View func(context.Context) (*skillView, error)
+	View func(context.Context) (*workspace.View, error)
 
 	JSON bool
 }
@@ -104,14 +105,14 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 		}
 	}
 	for _, s := range v.Skills {
-		if s.Selected && (s.Reason == reasonLoadFailed || s.Reason == reasonIncompatible) {
+		if s.Selected && (s.Reason == workspace.ReasonLoadFailed || s.Reason == workspace.ReasonIncompatible) {
 			return errSilent
 		}
 	}
 	return nil
 }
 
-func buildCheck(v *skillView) checkJSON {
+func buildCheck(v *workspace.View) checkJSON {
 	r := checkJSON{
 		AgentVersion: Version,
 		AgentSkills:  v.Spec,
@@ -129,7 +130,7 @@ func buildCheck(v *skillView) checkJSON {
 		}
 		invocable := ""
 		if s.Manifest != nil {
-			t := triggers(s.Manifest)
+			t := workspace.Triggers(s.Manifest)
 			switch {
 			case t.DisableModelInvocation && !t.UserInvocable:
 				invocable = "none"
@@ -149,7 +150,7 @@ func buildCheck(v *skillView) checkJSON {
 			CommitSHA: e.CommitSHA, Trusted: e.Trusted || e.Source == registry.SourceBundled,
 			Version: version,
 		})
-		if s.Reason == reasonLoadFailed || s.Reason == reasonIncompatible {
+		if s.Reason == workspace.ReasonLoadFailed || s.Reason == workspace.ReasonIncompatible {
 			r.Failures = append(r.Failures, checkFailureJSON{Name: e.Canonical, Reason: s.Detail})
 		}
 		if e.Source != registry.SourceBundled {
@@ -157,7 +158,7 @@ func buildCheck(v *skillView) checkJSON {
 			if s.Active {
 				activeInstalled++
 			}
-			if s.Reason == reasonUntrusted {
+			if s.Reason == workspace.ReasonUntrusted {
 				untrusted = append(untrusted, e.Canonical)
 			}
 		}
@@ -201,13 +202,13 @@ func writeCheck(w io.Writer, r checkJSON) error {
 			status = "active (nobody may invoke)"
 		}
 		switch s.Reason {
-		case reasonNotSelected:
+		case workspace.ReasonNotSelected:
 			status = "off: not in AGENT_SKILLS"
-		case reasonUntrusted:
+		case workspace.ReasonUntrusted:
 			status = "off: untrusted"
-		case reasonIncompatible:
+		case workspace.ReasonIncompatible:
 			status = "off: incompatible version"
-		case reasonLoadFailed:
+		case workspace.ReasonLoadFailed:
 			status = "off: load failed"
 		}
 		trust := "untrusted"

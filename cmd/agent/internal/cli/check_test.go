@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/agentskills/agent/internal/workspace"
 )
 
 func TestCheckGolden(t *testing.T) {
@@ -51,9 +53,9 @@ func TestCheckReasons(t *testing.T) {
 		tools   int
 	}{
 		"good":            {true, "", 2, 1},
-		"untrusted-one":   {false, reasonUntrusted, 1, 0},
-		"future":          {false, reasonIncompatible, 0, 0},
-		"broken":          {false, reasonLoadFailed, 0, 0},
+		"untrusted-one":   {false, workspace.ReasonUntrusted, 1, 0},
+		"future":          {false, workspace.ReasonIncompatible, 0, 0},
+		"broken":          {false, workspace.ReasonLoadFailed, 0, 0},
 		"deploy":          {true, "", 0, 0},
 		"skill-authoring": {true, "", 0, 0},
 	}

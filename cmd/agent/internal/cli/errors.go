@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -47,21 +48,7 @@ var (
 	errUpdateNoTTY    = errors.New("confirmation needed and there is no terminal to ask on")
 	errRemoveNoTTY    = errors.New("confirmation needed and there is no terminal to ask on")
 	errBundledFixed   = errors.New("bundled skills ship inside the agent binary and are always trusted")
-	errUnknownTool    = errors.New("unknown tool")
-	errToolNotActive  = errors.New("tool not active")
 )
-
-// kindError is an error whose message is complete by itself but that still
-// matches a sentinel with errors.Is.
-type kindError struct {
-	msg  string
-	kind error
-}
-
-var _ error = (*kindError)(nil)
-
-func (e *kindError) Error() string { return e.msg }
-func (e *kindError) Unwrap() error { return e.kind }
 
 // isUnless matches target unless the message already contains one of the
 // phrases, that is, unless the library already gave that advice.
@@ -115,9 +102,6 @@ func init() {
 
 		hint{is(host.ErrTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
 		hint{is(host.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},
-		hint{is(host.ErrStart), startAdvice},
+		hint{is(host.ErrStart), workspace.StartAdvice},
 	)
 }
-
-// startAdvice is what to do when a plugin would not start.
-const startAdvice = "run with AGENT_LOG_LEVEL=debug to see the plugin's output; if its binary is missing or broken, reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/viper"
 
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -71,6 +73,53 @@ func (f *Factory) logger(cfg *Config) hclog.Logger {
 		Level:  hclog.LevelFromString(cfg.LogLevel),
 		Output: f.IO.ErrOut,
 	})
+}
+
+// WorkspaceConfig is what the workspace needs of the configuration.
+func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return workspace.Config{}, err
+	}
+	return workspace.Config{
+		Home:            cfg.Home,
+		Skills:          cfg.Skills,
+		ScriptTimeout:   cfg.ScriptTimeout,
+		MaxScriptOutput: cfg.MaxScriptOutput,
+		UV:              cfg.UV,
+		AgentVersion:    Version,
+		Environ:         f.environ(),
+		Executable:      f.Executable,
+		Logger:          f.logger(cfg),
+	}, nil
+}
+
+// loadWorkspace builds the workspace of this process (no process starts).
+func (f *Factory) loadWorkspace(ctx context.Context) (*workspace.Workspace, error) {
+	wc, err := f.WorkspaceConfig()
+	if err != nil {
+		return nil, err
+	}
+	return workspace.Load(ctx, wc)
+}
+
+// loadSkillView reads every known skill's SKILL.md: what check reports.
+func (f *Factory) loadSkillView(ctx context.Context) (*workspace.View, error) {
+	return f.view(ctx, workspace.Every)
+}
+
+// loadActiveView reads only the SKILL.md of the skills AGENT_SKILLS
+// selects: all that Layer 1 needs.
+func (f *Factory) loadActiveView(ctx context.Context) (*workspace.View, error) {
+	return f.view(ctx, workspace.Selected)
+}
+
+func (f *Factory) view(ctx context.Context, scope workspace.Scope) (*workspace.View, error) {
+	wc, err := f.WorkspaceConfig()
+	if err != nil {
+		return nil, err
+	}
+	return workspace.LoadView(ctx, &wc, scope)
 }
 
 // Config loads configuration once per process.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 )
@@ -85,12 +86,12 @@ func infoRun(ctx context.Context, opts *infoOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := findEntry(ctx, store, opts.Name)
+	e, err := workspace.FindEntry(ctx, store, opts.Name)
 	if err != nil {
 		return err
 	}
 	info := skillInfo{Entry: e, Scripts: []infoScript{}, Warnings: []string{}}
-	m, problems, err := loadManifest(e)
+	m, problems, err := workspace.LoadManifest(e)
 	if err != nil {
 		info.Warnings = append(info.Warnings, "SKILL.md: "+err.Error())
 	}
@@ -98,7 +99,7 @@ func infoRun(ctx context.Context, opts *infoOptions) error {
 	for _, p := range problems {
 		info.Warnings = append(info.Warnings, p.String())
 	}
-	if m != nil && e.Path != "" && dirExists(e.Path) {
+	if m != nil && e.Path != "" && workspace.DirExists(e.Path) {
 		scripts, err := exec.Discover(e.Path, m.Scripts, m.ScriptsIgnore)
 		if err != nil {
 			info.Warnings = append(info.Warnings, "scripts: "+err.Error())

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -50,7 +51,7 @@ func listRun(ctx context.Context, opts *listOptions) error {
 	if err != nil {
 		return err
 	}
-	entries, err := allEntries(ctx, store)
+	entries, err := workspace.AllEntries(ctx, store)
 	if err != nil {
 		return err
 	}

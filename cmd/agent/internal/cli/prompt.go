@@ -8,12 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/cmd/agent/internal/disclosure"
+	"github.com/agentskills/agent/internal/disclosure"
+	"github.com/agentskills/agent/internal/workspace"
 )
 
 type promptOptions struct {
 	IO        *IOStreams
-	View      func(context.Context) (*skillView, error)
+	View      func(context.Context) (*workspace.View, error)
 	Tokenizer disclosure.Tokenizer
 
 	Budget        int
@@ -86,46 +87,6 @@ type promptJSON struct {
 	Dropped  []string `json:"dropped"`
 }
 
-// layer1 builds the Layer 1 text of the active skills in v.
-func layer1(v *skillView, budget int) (text string, included, dropped []string, err error) {
-	var skills []disclosure.Skill
-	scripts := false
-	for _, s := range v.active() {
-		skills = append(skills, disclosure.Skill{
-			Name:                   s.Entry.Canonical,
-			Description:            s.Manifest.Description,
-			DisableModelInvocation: s.Manifest.DisableModelInvocation,
-		})
-		if s.Scripts > 0 && !s.Manifest.DisableModelInvocation {
-			scripts = true
-		}
-	}
-	var tools []disclosure.Tool
-	if len(skills) > 0 {
-		tools, err = genericTools(scripts)
-		if err != nil {
-			return "", nil, nil, err
-		}
-	}
-	text, included, dropped = disclosure.Layer1(skills, tools, budget)
-	return text, included, dropped, nil
-}
-
-// genericTools are the descriptions `agent tools` gives the built-in tools.
-func genericTools(withScripts bool) ([]disclosure.Tool, error) {
-	tools := []disclosure.Tool{{Name: useSkillInfo.Name, Description: useSkillInfo.Description}}
-	if withScripts {
-		infos, err := execToolInfos()
-		if err != nil {
-			return nil, fmt.Errorf("describe the script tools: %w", err)
-		}
-		for _, i := range infos {
-			tools = append(tools, disclosure.Tool{Name: i.Name, Description: i.Description})
-		}
-	}
-	return tools, nil
-}
-
 func promptRun(ctx context.Context, opts *promptOptions) error {
 	v, err := opts.View(ctx)
 	if err != nil {
@@ -135,7 +96,7 @@ func promptRun(ctx context.Context, opts *promptOptions) error {
 	if budget <= 0 {
 		budget = disclosure.BudgetFor(opts.ContextWindow)
 	}
-	text, included, dropped, err := layer1(v, budget)
+	text, included, dropped, err := workspace.Layer1(v, budget)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/cmd/agent/internal/disclosure"
+	"github.com/agentskills/agent/internal/disclosure"
 )
 
 func TestPromptGolden(t *testing.T) {

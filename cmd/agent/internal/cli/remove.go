@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -52,7 +53,7 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := findEntry(ctx, store, opts.Name)
+	e, err := workspace.FindEntry(ctx, store, opts.Name)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/cmd/agent/internal/disclosure"
+	"github.com/agentskills/agent/internal/disclosure"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -68,80 +69,27 @@ func newCmdShow(f *Factory, runF func(context.Context, *showOptions) error) *cob
 	return cmd
 }
 
-// layer2JSON is the use_skill result and `agent skill show --json`.
-type layer2JSON struct {
-	Skill        string   `json:"skill"`
-	Instructions string   `json:"instructions"`
-	Arguments    []string `json:"arguments"`
-	// Context "fork" asks the caller to run the skill in a sub-agent, with
-	// Agent and Model when the skill names them.
-	Context      string   `json:"context,omitempty"`
-	Agent        string   `json:"agent,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	AllowedTools []string `json:"allowed_tools,omitempty"`
-	// BaseDir is where the skill's references and scripts are (Layer 3),
-	// empty for a bundled skill.
-	BaseDir string `json:"base_dir,omitempty"`
-}
-
-// layer2 renders a skill's instructions for args. It uses the manifest
-// already parsed from SKILL.md and reads nothing else.
-func layer2(e registry.Entry, m *registry.Manifest, args []string) layer2JSON {
-	if args == nil {
-		args = []string{}
-	}
-	return layer2JSON{
-		Skill:        e.Canonical,
-		Instructions: disclosure.Substitute(m.Body, args),
-		Arguments:    args,
-		Context:      m.Context,
-		Agent:        m.Agent,
-		Model:        m.Model,
-		AllowedTools: m.AllowedTools,
-		BaseDir:      e.Path,
-	}
-}
-
-func triggers(m *registry.Manifest) disclosure.Triggers {
-	return disclosure.Triggers{DisableModelInvocation: m.DisableModelInvocation, UserInvocable: m.IsUserInvocable()}
-}
-
-// forkNote tells a caller that the skill wants a sub-agent.
-func forkNote(r layer2JSON) string {
-	if r.Context != "fork" {
-		return ""
-	}
-	msg := fmt.Sprintf("skill %s asks to run in a forked sub-agent (context: fork)", r.Skill)
-	if r.Agent != "" {
-		msg += ", agent: " + r.Agent
-	}
-	if r.Model != "" {
-		msg += ", model: " + r.Model
-	}
-	return msg
-}
-
 func showRun(ctx context.Context, opts *showOptions) error {
 	store, err := opts.Store()
 	if err != nil {
 		return err
 	}
-	e, err := findEntry(ctx, store, opts.Name)
+	e, err := workspace.FindEntry(ctx, store, opts.Name)
 	if err != nil {
 		return err
 	}
-	m, _, err := loadManifest(e)
+	m, _, err := workspace.LoadManifest(e)
 	if err != nil {
 		return fmt.Errorf("show %s: %w", e.Canonical, err)
 	}
-	if err := disclosure.Check(e.Canonical, triggers(m), disclosure.Person); err != nil {
+	if err := disclosure.Check(e.Canonical, workspace.Triggers(m), disclosure.Person); err != nil {
 		return err
 	}
-	r := layer2(e, m, opts.Args)
+	r := workspace.Layer2(e, m, opts.Args)
 	if opts.JSON {
 		return writeJSON(opts.IO.Out, r)
 	}
-	if note := forkNote(r); note != "" {
+	if note := r.ForkNote(); note != "" {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", note)
 	}
 	_, err = fmt.Fprint(opts.IO.Out, r.Instructions)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -40,9 +41,9 @@ func TestTriggerMatrix(t *testing.T) {
 		modelError string // "" when the model may invoke it
 	}{
 		{"both-ok", true, ""},
-		{"person-only", true, codeModelInvocationRefused},
+		{"person-only", true, workspace.CodeModelInvocationRefused},
 		{"model-only", false, ""},
-		{"nobody", false, codeModelInvocationRefused},
+		{"nobody", false, workspace.CodeModelInvocationRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.skill, func(t *testing.T) {
@@ -58,10 +59,10 @@ func TestTriggerMatrix(t *testing.T) {
 
 			out, errOut, code = runInProcess(t, env, "call", "use_skill", `{"skill":"`+tt.skill+`","args":["x"]}`)
 			var res struct {
-				Success bool       `json:"success"`
-				Error   string     `json:"error"`
-				Message string     `json:"message"`
-				Result  layer2JSON `json:"result"`
+				Success bool                   `json:"success"`
+				Error   string                 `json:"error"`
+				Message string                 `json:"message"`
+				Result  workspace.Instructions `json:"result"`
 			}
 			if err := json.Unmarshal([]byte(out), &res); err != nil {
 				t.Fatalf("call use_skill printed no JSON: %v\nstdout %s\nstderr %s", err, out, errOut)
@@ -89,7 +90,7 @@ func TestShowForkAndJSON(t *testing.T) {
 		t.Errorf("show does not report the fork: %q", errOut)
 	}
 	out, _, code = runInProcess(t, env, "skill", "show", "--json", "forked")
-	var r layer2JSON
+	var r workspace.Instructions
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 {
 		t.Fatalf("show --json: exit %d, %v: %s", code, err, out)
 	}

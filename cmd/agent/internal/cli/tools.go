@@ -6,11 +6,13 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/internal/workspace"
 )
 
 type toolsOptions struct {
 	IO        *IOStreams
-	Workspace func(context.Context) (*Workspace, error)
+	Workspace func(context.Context) (*workspace.Workspace, error)
 
 	JSON bool
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -58,7 +59,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := findEntry(ctx, store, opts.Name)
+	e, err := workspace.FindEntry(ctx, store, opts.Name)
 	if err != nil {
 		return err
 	}

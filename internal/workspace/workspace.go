@@ -1,20 +1,15 @@
-package cli
+package workspace
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/agentskills/agent/cmd/agent/internal/bundled"
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
@@ -24,17 +19,17 @@ import (
 // Names of the built-in tool providers. Canonical skill names never contain
 // '_', so these cannot collide with a skill.
 const (
-	execPluginName = "__exec"
-	builtinSkill   = "agent" // label of in-process tools such as use_skill
-	execSkill      = "exec"  // label of the script tools
-	useSkillTool   = "use_skill"
+	ExecPlugin   = "__exec"
+	BuiltinSkill = "agent" // label of in-process tools such as use_skill
+	ExecSkill    = "exec"  // label of the script tools
+	UseSkillTool = "use_skill"
 )
 
 // Workspace is what one agent process sees: every known skill, the ones
 // AGENT_SKILLS activates, and the index of the tools they expose. Building
 // it reads files only; plugins start on the first Invoke.
 type Workspace struct {
-	Config *Config
+	Config Config
 	// All holds installed and bundled skills, sorted by canonical name; an
 	// installed skill overrides a bundled one with the same canonical name.
 	All []registry.Entry
@@ -49,10 +44,7 @@ type Workspace struct {
 
 	byName      map[string]*ToolRef
 	byQualified map[string]*ToolRef
-
-	environ    []string
-	executable func() (string, error)
-	logger     hclog.Logger
+	byExposed   map[string]*ToolRef
 
 	hostOnce sync.Once
 	host     *host.Host
@@ -88,85 +80,16 @@ type ToolRef struct {
 // Qualified is the skill.tool form that always selects exactly this tool.
 func (t *ToolRef) Qualified() string { return t.Skill + "." + t.Name }
 
-// allEntries merges installed and bundled entries.
-func allEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, error) {
-	installed, err := store.List()
+// Load builds the workspace for this process. It never starts a process:
+// tools come from the registry's cache and the script tools are described
+// in process. Which skills are active is decided once, by LoadView, so that
+// every command and front end agrees.
+func Load(ctx context.Context, cfg Config) (*Workspace, error) {
+	v, err := LoadView(ctx, &cfg, Selected)
 	if err != nil {
 		return nil, err
 	}
-	byCanon := map[string]registry.Entry{}
-	for _, e := range bundled.Entries() {
-		byCanon[e.Canonical] = e
-	}
-	for _, e := range installed {
-		byCanon[e.Canonical] = e
-	}
-	out := make([]registry.Entry, 0, len(byCanon))
-	for _, e := range byCanon {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Canonical < out[j].Canonical })
-	return out, nil
-}
-
-// findEntry returns the installed or bundled skill with this name.
-func findEntry(ctx context.Context, store *registry.Store, name string) (registry.Entry, error) {
-	canon, err := registry.Canonical(name)
-	if err != nil {
-		return registry.Entry{}, err
-	}
-	e, err := store.Get(canon)
-	if err == nil {
-		return e, nil
-	}
-	if !errors.Is(err, registry.ErrNotFound) {
-		return registry.Entry{}, err
-	}
-	for _, b := range bundled.Entries() {
-		if b.Canonical == canon {
-			return b, nil
-		}
-	}
-	return registry.Entry{}, err
-}
-
-// loadManifest reads the manifest of an installed or bundled skill.
-func loadManifest(e registry.Entry) (*registry.Manifest, []registry.Problem, error) {
-	if e.Source == "bundled" && (e.Path == "" || !dirExists(e.Path)) {
-		m, err := bundled.Manifest(e.Canonical)
-		return m, nil, err
-	}
-	// LoadInstalled also refuses a SKILL.md edited after install.
-	return registry.LoadInstalled(e)
-}
-
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
-// loadWorkspace builds the workspace for this process. It never starts a
-// process: tools come from the registry's cache and the script tools are
-// described in process. Which skills are active is decided once, by
-// skillView, so that tools, call, check and prompt always agree.
-func (f *Factory) loadWorkspace(ctx context.Context) (*Workspace, error) {
-	v, err := f.loadActiveView(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := f.Config()
-	if err != nil {
-		return nil, err
-	}
-	ws := &Workspace{
-		Config:      cfg,
-		Warnings:    v.Warnings,
-		byName:      map[string]*ToolRef{},
-		byQualified: map[string]*ToolRef{},
-		environ:     f.environ(),
-		executable:  f.Executable,
-		logger:      f.logger(cfg),
-	}
+	ws := &Workspace{Config: cfg, Warnings: v.Warnings}
 	for _, st := range v.Skills {
 		e := st.Entry
 		ws.All = append(ws.All, e)
@@ -177,7 +100,7 @@ func (f *Factory) loadWorkspace(ctx context.Context) (*Workspace, error) {
 			continue
 		}
 		as := &ActiveSkill{Entry: e, Manifest: st.Manifest}
-		if e.Path != "" && dirExists(e.Path) {
+		if e.Path != "" && DirExists(e.Path) {
 			// List, not Discover: no script source is read until a script
 			// tool asks for it (SPEC §10, Layer 3).
 			scripts, err := exec.List(e.Path, st.Manifest.Scripts, st.Manifest.ScriptsIgnore)
@@ -198,6 +121,16 @@ func (f *Factory) loadWorkspace(ctx context.Context) (*Workspace, error) {
 		}
 		ws.Active = append(ws.Active, as)
 	}
+	if err := ws.index(); err != nil {
+		return nil, err
+	}
+	return ws, nil
+}
+
+// New builds a workspace from skills a caller already loaded, for tests and
+// callers that decide activation themselves. It starts no process.
+func New(cfg Config, all []registry.Entry, active []*ActiveSkill) (*Workspace, error) {
+	ws := &Workspace{Config: cfg, All: all, Active: active}
 	if err := ws.index(); err != nil {
 		return nil, err
 	}
@@ -226,17 +159,20 @@ func (ws *Workspace) PrintWarnings(w io.Writer) {
 // cannot hide use_skill or the script tools; skill tools follow in canonical
 // order, and the first to take a bare name keeps it.
 func (ws *Workspace) index() error {
+	ws.byName = map[string]*ToolRef{}
+	ws.byQualified = map[string]*ToolRef{}
+	ws.byExposed = map[string]*ToolRef{}
 	if len(ws.Active) == 0 {
 		return nil
 	}
-	ws.add(&ToolRef{Name: useSkillTool, Skill: builtinSkill, Info: useSkillInfo, handler: useSkill})
+	ws.add(&ToolRef{Name: UseSkillTool, Skill: BuiltinSkill, Info: UseSkillInfo, handler: useSkill})
 	if ws.hasScripts() {
-		infos, err := execToolInfos()
+		infos, err := ScriptToolInfos()
 		if err != nil {
 			return fmt.Errorf("describe the script tools: %w", err)
 		}
 		for _, info := range infos {
-			ws.add(&ToolRef{Name: info.Name, Skill: execSkill, Plugin: execPluginName, Info: info})
+			ws.add(&ToolRef{Name: info.Name, Skill: ExecSkill, Plugin: ExecPlugin, Info: info})
 		}
 	}
 	for _, as := range ws.Active {
@@ -259,9 +195,12 @@ func (ws *Workspace) add(t *ToolRef) {
 		t.Shadowed = true
 		ws.Warnings = append(ws.Warnings, fmt.Sprintf("tool %s is defined by both %s and %s; %s wins, call the other as %s",
 			t.Name, prev.Qualified(), t.Qualified(), prev.Qualified(), t.Qualified()))
-		return
+	} else {
+		ws.byName[t.Name] = t
 	}
-	ws.byName[t.Name] = t
+	if _, taken := ws.byExposed[t.Exposed()]; !taken {
+		ws.byExposed[t.Exposed()] = t
+	}
 }
 
 func (ws *Workspace) hasScripts() bool {
@@ -287,9 +226,13 @@ func (ws *Workspace) Skill(name string) *ActiveSkill {
 	return nil
 }
 
-// Tool resolves a bare tool name or skill.tool.
+// Tool resolves a bare tool name, skill.tool, or the name Exposed gives
+// (skill__tool, cut with a hash when long).
 func (ws *Workspace) Tool(name string) (*ToolRef, bool) {
 	if t, ok := ws.byName[name]; ok {
+		return t, true
+	}
+	if t, ok := ws.byExposed[name]; ok {
 		return t, true
 	}
 	if skill, tool, ok := strings.Cut(name, "."); ok {
@@ -301,6 +244,9 @@ func (ws *Workspace) Tool(name string) (*ToolRef, bool) {
 	return nil, false
 }
 
+// StateDir is $AGENT_HOME/state, where the host keeps its records.
+func (ws *Workspace) StateDir() string { return filepath.Join(ws.Config.Home, "state") }
+
 // Host returns the plugin host with every active plugin registered. No
 // plugin starts until its first Invoke.
 func (ws *Workspace) Host() (*host.Host, error) {
@@ -309,11 +255,11 @@ func (ws *Workspace) Host() (*host.Host, error) {
 }
 
 func (ws *Workspace) newHost() (*host.Host, error) {
-	stateDir := filepath.Join(ws.Config.Home, "state")
+	stateDir := ws.StateDir()
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
-	h := host.New(host.WithLogger(ws.logger), host.WithStateDir(stateDir))
+	h := host.New(host.WithLogger(ws.Config.logger()), host.WithStateDir(stateDir))
 	for _, as := range ws.Active {
 		e := as.Entry
 		if e.Plugin == nil {
@@ -323,7 +269,7 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 			Name:   e.Canonical,
 			Path:   e.Plugin.Path,
 			SHA256: e.Plugin.SHA256,
-			Env:    host.FilterEnv(ws.environ, as.Manifest.Permissions.Env),
+			Env:    host.FilterEnv(ws.Config.Environ, as.Manifest.Permissions.Env),
 			Dir:    e.Path,
 		})
 	}
@@ -341,7 +287,7 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 // execPlugin describes the built-in script plugin: the agent binary itself,
 // re-executed as `agent __plugin exec`, configured through its environment.
 func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
-	self, err := ws.executable()
+	self, err := ws.Config.executable()
 	if err != nil {
 		return host.Plugin{}, fmt.Errorf("find the agent binary to run scripts: %w", err)
 	}
@@ -369,9 +315,9 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 	if err != nil {
 		return host.Plugin{}, fmt.Errorf("encode the script plugin's configuration: %w", err)
 	}
-	env := append(host.FilterEnv(ws.environ, allowed), exec.ConfigEnv+"="+string(data))
+	env := append(host.FilterEnv(ws.Config.Environ, allowed), exec.ConfigEnv+"="+string(data))
 	return host.Plugin{
-		Name: execPluginName,
+		Name: ExecPlugin,
 		Path: self,
 		Args: []string{"__plugin", "exec"},
 		Env:  env,

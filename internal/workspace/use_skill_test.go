@@ -1,4 +1,4 @@
-package cli
+package workspace
 
 import (
 	"context"
@@ -43,9 +43,9 @@ func TestUseSkill(t *testing.T) {
 		{"empty input", ``, sdk.CodeInvalidArgs, "skill is required", ""},
 		{"unknown field", `{"skill":"demo","x":1}`, sdk.CodeInvalidArgs, "unknown field", ""},
 		{"bad args type", `{"skill":"demo","args":3}`, sdk.CodeInvalidArgs, "list of strings", ""},
-		{"not active", `{"skill":"idle"}`, codeSkillNotFound, "installed but not active", ""},
-		{"unknown", `{"skill":"nope"}`, codeSkillNotFound, "active skills: demo, fork", ""},
-		{"model refused", `{"skill":"manual"}`, codeModelInvocationRefused, "disable-model-invocation: true", ""},
+		{"not active", `{"skill":"idle"}`, CodeSkillNotFound, "installed but not active", ""},
+		{"unknown", `{"skill":"nope"}`, CodeSkillNotFound, "active skills: demo, fork", ""},
+		{"model refused", `{"skill":"manual"}`, CodeModelInvocationRefused, "disable-model-invocation: true", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestUseSkill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var r layer2JSON
+			var r Instructions
 			if err := json.Unmarshal(res.Value, &r); err != nil {
 				t.Fatal(err)
 			}
@@ -73,4 +73,8 @@ func TestUseSkill(t *testing.T) {
 			}
 		})
 	}
+}
+
+func fixtureEntry(name string) registry.Entry {
+	return registry.Entry{Name: name, Canonical: name, Source: "git", CommitSHA: strings.Repeat("a", 40), Trusted: true}
 }

@@ -19,7 +19,7 @@ func TestEmbeddedTableIsGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(want) != CL100KBase {
-		t.Fatal("cl100k_base.bpe is stale; run `go generate ./cmd/agent/internal/disclosure/internal/bpe`")
+		t.Fatal("cl100k_base.bpe is stale; run `go generate ./internal/disclosure/internal/bpe`")
 	}
 	if _, err := Open(CL100KBase); err != nil {
 		t.Fatalf("the full check refuses the embedded table: %v", err)

@@ -1,4 +1,4 @@
-package cli
+package workspace
 
 import (
 	"bytes"
@@ -7,15 +7,15 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/agentskills/agent/cmd/agent/internal/disclosure"
+	"github.com/agentskills/agent/internal/disclosure"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
 )
 
 // Error codes of use_skill beyond the sdk's.
 const (
-	codeSkillNotFound          = "not_found"
-	codeModelInvocationRefused = "model_invocation_disabled"
+	CodeSkillNotFound          = "not_found"
+	CodeModelInvocationRefused = "model_invocation_disabled"
 )
 
 // useSkillArgs accepts {"skill": name, "args": [..] or "..."}; "name" and
@@ -59,18 +59,18 @@ func useSkill(ctx context.Context, ws *Workspace, raw json.RawMessage) (sdk.Resu
 	if as == nil {
 		return sdk.Result{}, skillNotActive(ws, name)
 	}
-	if err := disclosure.Check(as.Entry.Canonical, triggers(as.Manifest), disclosure.Model); err != nil {
+	if err := disclosure.Check(as.Entry.Canonical, Triggers(as.Manifest), disclosure.Model); err != nil {
 		if errors.Is(err, disclosure.ErrModelInvocationDisabled) {
-			return sdk.Result{}, sdk.Errorf(codeModelInvocationRefused, "%v", err)
+			return sdk.Result{}, sdk.Errorf(CodeModelInvocationRefused, "%v", err)
 		}
 		return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "%v", err)
 	}
-	r := layer2(as.Entry, as.Manifest, args)
+	r := Layer2(as.Entry, as.Manifest, args)
 	value, err := json.Marshal(r)
 	if err != nil {
 		return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "encode the instructions of %s: %v", r.Skill, err)
 	}
-	return sdk.Result{Value: value, Message: forkNote(r)}, nil
+	return sdk.Result{Value: value, Message: r.ForkNote()}, nil
 }
 
 func orEmptyObject(raw json.RawMessage) []byte {
@@ -111,10 +111,10 @@ func skillNotActive(ws *Workspace, name string) *sdk.Error {
 	}
 	for _, e := range ws.All {
 		if e.Canonical == canonicalOrSelf(name) {
-			return sdk.Errorf(codeSkillNotFound, "skill %s is installed but not active in this process (active skills: %s); a person can enable it with AGENT_SKILLS (see 'agent check')", e.Canonical, list)
+			return sdk.Errorf(CodeSkillNotFound, "skill %s is installed but not active in this process (active skills: %s); a person can enable it with AGENT_SKILLS (see 'agent check')", e.Canonical, list)
 		}
 	}
-	return sdk.Errorf(codeSkillNotFound, "no skill named %q (active skills: %s)", name, list)
+	return sdk.Errorf(CodeSkillNotFound, "no skill named %q (active skills: %s)", name, list)
 }
 
 func canonicalOrSelf(name string) string {

@@ -1,4 +1,4 @@
-package cli
+package workspace
 
 import (
 	"context"
@@ -8,16 +8,16 @@ import (
 	"github.com/agentskills/agent/sdk"
 )
 
-// useSkillInfo describes the built-in use_skill tool (its handler, useSkill,
+// UseSkillInfo describes the built-in use_skill tool (its handler, useSkill,
 // lives in use_skill.go).
-var useSkillInfo = sdk.ToolInfo{
-	Name:        useSkillTool,
+var UseSkillInfo = sdk.ToolInfo{
+	Name:        UseSkillTool,
 	Description: "Load a skill's full instructions (its SKILL.md body) before using it. Call this when a task matches a skill's description.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"the skill's name"},"args":{"type":["array","string"],"items":{"type":"string"},"description":"arguments substituted for $ARGUMENTS, $ARGUMENTS[N] and $N in the instructions"}},"required":["skill"]}`),
 }
 
-// execToolInfos describes script_list, script_help and script_run in
+// ScriptToolInfos describes script_list, script_help and script_run in
 // process, so that listing tools never starts the exec plugin.
-func execToolInfos() ([]sdk.ToolInfo, error) {
+func ScriptToolInfos() ([]sdk.ToolInfo, error) {
 	return exec.New(exec.Config{}).Describe(context.Background())
 }

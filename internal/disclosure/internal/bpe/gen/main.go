@@ -7,7 +7,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/agentskills/agent/cmd/agent/internal/disclosure/internal/bpe"
+	"github.com/agentskills/agent/internal/disclosure/internal/bpe"
 	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 

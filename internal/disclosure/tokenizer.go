@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/agentskills/agent/cmd/agent/internal/disclosure/internal/bpe"
+	"github.com/agentskills/agent/internal/disclosure/internal/bpe"
 )
 
 // Tokenizer counts the tokens a model would see for a text.

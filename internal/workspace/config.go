@@ -1,0 +1,48 @@
+package workspace
+
+import (
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentskills/agent/registry"
+)
+
+// Config is what a workspace is built from. A front end resolves it from
+// config.yaml, the environment and flags; nothing here reads them.
+type Config struct {
+	Home            string        // AGENT_HOME
+	Skills          string        // AGENT_SKILLS
+	ScriptTimeout   time.Duration // limit of one script run
+	MaxScriptOutput int64         // bytes kept of a script's output
+	UV              string        // uv binary, "" to find it on PATH
+	// AgentVersion is what SKILL.md compatibility fields are checked
+	// against.
+	AgentVersion string
+	// Environ is the environment plugins and scripts get a filtered copy
+	// of; nil gives them only what host.FilterEnv always passes.
+	Environ []string
+	// Executable finds the agent binary, re-executed as `agent __plugin
+	// exec` for the script tools. nil means os.Executable.
+	Executable func() (string, error)
+	// Logger receives plugin output and host events; nil discards them.
+	Logger hclog.Logger
+}
+
+// Store opens the registry under Home.
+func (c *Config) Store() *registry.Store { return registry.NewStore(c.Home) }
+
+func (c *Config) executable() (string, error) {
+	if c.Executable != nil {
+		return c.Executable()
+	}
+	return os.Executable()
+}
+
+func (c *Config) logger() hclog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return hclog.NewNullLogger()
+}

@@ -1,0 +1,124 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/plugins/exec"
+	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/sdk"
+)
+
+// Codes a call gets, beyond the tool error codes of the sdk, when the host
+// rather than the tool failed.
+const (
+	CodePluginTampered = "plugin_tampered"
+	CodePluginStart    = "plugin_start_failed"
+	CodeHostError      = "host_error"
+)
+
+// Sentinel errors of tool resolution (see Workspace.Unresolved).
+var (
+	ErrUnknownTool   = errors.New("unknown tool")
+	ErrToolNotActive = errors.New("tool not active")
+)
+
+// StartAdvice is what to do when a plugin would not start; <name> stands
+// for the skill.
+const StartAdvice = "run with AGENT_LOG_LEVEL=debug to see the plugin's output; if its binary is missing or broken, reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"
+
+// Failure maps an Invoke error to a code and a message that says what to
+// do next. CodeHostError carries the bare error text: a front end may add
+// its own advice.
+func Failure(ctx context.Context, t *ToolRef, err error) (code, msg string) {
+	var se *sdk.Error
+	switch {
+	case errors.As(err, &se):
+		return se.Code, se.Message
+	case errors.Is(err, host.ErrTampered):
+		return CodePluginTampered, fmt.Sprintf("%v; the plugin binary of %s changed after it was installed and was not run. Reinstall the skill: 'agent skill remove %s --yes', then 'agent skill add' it again", err, t.Skill, t.Skill)
+	case errors.Is(err, host.ErrStart):
+		return CodePluginStart, fmt.Sprintf("%v; %s", err, strings.ReplaceAll(StartAdvice, "<name>", t.Skill))
+	case ctx.Err() != nil:
+		return sdk.CodeCanceled, err.Error()
+	}
+	return CodeHostError, err.Error()
+}
+
+// kindError is an error whose message is complete by itself but that still
+// matches a sentinel with errors.Is.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+var _ error = (*kindError)(nil)
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+// Unresolved explains why a tool name did not resolve: which installed
+// skill has it and how to activate that skill. It matches ErrToolNotActive
+// or ErrUnknownTool.
+func (ws *Workspace) Unresolved(name string) error {
+	bare, wantSkill := name, ""
+	if skill, tool, ok := strings.Cut(name, "."); ok {
+		bare = tool
+		if c, err := registry.Canonical(skill); err == nil {
+			wantSkill = c
+		}
+	}
+	var owners []registry.Entry
+	for _, e := range ws.All {
+		if ws.Skill(e.Canonical) != nil || (wantSkill != "" && e.Canonical != wantSkill) {
+			continue
+		}
+		for _, t := range e.Tools {
+			if t.Name == bare {
+				owners = append(owners, e)
+				break
+			}
+		}
+	}
+	if len(owners) == 0 && (bare == "script_list" || bare == "script_help" || bare == "script_run") {
+		owners = ws.inactiveWithScripts()
+		if len(owners) == 0 {
+			return &kindError{msg: fmt.Sprintf("%s: no installed skill has scripts; 'agent skill list' shows what is installed", name), kind: ErrUnknownTool}
+		}
+	}
+	if len(owners) == 0 {
+		return &kindError{msg: fmt.Sprintf("%s is not a tool of any active or installed skill; 'agent tools' lists the active ones", name), kind: ErrUnknownTool}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "tool %s is not active;", name)
+	for _, e := range owners {
+		if e.Trusted {
+			fmt.Fprintf(&b, " skill %s provides it: export AGENT_SKILLS=%s (or AGENT_SKILLS=all).", e.Canonical, e.Canonical)
+		} else {
+			fmt.Fprintf(&b, " skill %s (untrusted) provides it: 'agent skill trust %s' and export AGENT_SKILLS=%s, or export AGENT_SKILLS=all-untrusted.", e.Canonical, e.Canonical, e.Canonical)
+		}
+	}
+	return &kindError{msg: strings.TrimSuffix(b.String(), "."), kind: ErrToolNotActive}
+}
+
+// inactiveWithScripts lists installed skills that are not active and have
+// scripts, to say which one to activate for the script tools.
+func (ws *Workspace) inactiveWithScripts() []registry.Entry {
+	var out []registry.Entry
+	for _, e := range ws.All {
+		if ws.Skill(e.Canonical) != nil || e.Path == "" || !DirExists(e.Path) {
+			continue
+		}
+		m, _, err := LoadManifest(e)
+		if err != nil {
+			continue
+		}
+		if scripts, err := exec.List(e.Path, m.Scripts, m.ScriptsIgnore); err == nil && len(scripts) > 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}

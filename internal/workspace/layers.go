@@ -1,0 +1,104 @@
+package workspace
+
+import (
+	"fmt"
+
+	"github.com/agentskills/agent/internal/disclosure"
+	"github.com/agentskills/agent/registry"
+)
+
+// Layer1 builds the Layer 1 text of the active skills in v within budget
+// characters (SPEC §10).
+func Layer1(v *View, budget int) (text string, included, dropped []string, err error) {
+	var skills []disclosure.Skill
+	scripts := false
+	for _, s := range v.Active() {
+		skills = append(skills, disclosure.Skill{
+			Name:                   s.Entry.Canonical,
+			Description:            s.Manifest.Description,
+			DisableModelInvocation: s.Manifest.DisableModelInvocation,
+		})
+		if s.Scripts > 0 && !s.Manifest.DisableModelInvocation {
+			scripts = true
+		}
+	}
+	var tools []disclosure.Tool
+	if len(skills) > 0 {
+		tools, err = GenericTools(scripts)
+		if err != nil {
+			return "", nil, nil, err
+		}
+	}
+	text, included, dropped = disclosure.Layer1(skills, tools, budget)
+	return text, included, dropped, nil
+}
+
+// GenericTools are the descriptions the built-in tools are listed with.
+func GenericTools(withScripts bool) ([]disclosure.Tool, error) {
+	tools := []disclosure.Tool{{Name: UseSkillInfo.Name, Description: UseSkillInfo.Description}}
+	if withScripts {
+		infos, err := ScriptToolInfos()
+		if err != nil {
+			return nil, fmt.Errorf("describe the script tools: %w", err)
+		}
+		for _, i := range infos {
+			tools = append(tools, disclosure.Tool{Name: i.Name, Description: i.Description})
+		}
+	}
+	return tools, nil
+}
+
+// Instructions is Layer 2: the use_skill result and `agent skill show
+// --json`.
+type Instructions struct {
+	Skill        string   `json:"skill"`
+	Instructions string   `json:"instructions"`
+	Arguments    []string `json:"arguments"`
+	// Context "fork" asks the caller to run the skill in a sub-agent, with
+	// Agent and Model when the skill names them.
+	Context      string   `json:"context,omitempty"`
+	Agent        string   `json:"agent,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	AllowedTools []string `json:"allowed_tools,omitempty"`
+	// BaseDir is where the skill's references and scripts are (Layer 3),
+	// empty for a bundled skill.
+	BaseDir string `json:"base_dir,omitempty"`
+}
+
+// Layer2 renders a skill's instructions for args. It uses the manifest
+// already parsed from SKILL.md and reads nothing else.
+func Layer2(e registry.Entry, m *registry.Manifest, args []string) Instructions {
+	if args == nil {
+		args = []string{}
+	}
+	return Instructions{
+		Skill:        e.Canonical,
+		Instructions: disclosure.Substitute(m.Body, args),
+		Arguments:    args,
+		Context:      m.Context,
+		Agent:        m.Agent,
+		Model:        m.Model,
+		AllowedTools: m.AllowedTools,
+		BaseDir:      e.Path,
+	}
+}
+
+// Triggers are the invocation fields of a manifest, for disclosure.Check.
+func Triggers(m *registry.Manifest) disclosure.Triggers {
+	return disclosure.Triggers{DisableModelInvocation: m.DisableModelInvocation, UserInvocable: m.IsUserInvocable()}
+}
+
+// ForkNote tells a caller that the skill wants a sub-agent; "" otherwise.
+func (r Instructions) ForkNote() string {
+	if r.Context != "fork" {
+		return ""
+	}
+	msg := fmt.Sprintf("skill %s asks to run in a forked sub-agent (context: fork)", r.Skill)
+	if r.Agent != "" {
+		msg += ", agent: " + r.Agent
+	}
+	if r.Model != "" {
+		msg += ", model: " + r.Model
+	}
+	return msg
+}

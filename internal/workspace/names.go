@@ -1,0 +1,53 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// MaxToolName is the longest tool name handed to a model client. Clients
+// such as Claude's API accept ^[a-zA-Z0-9_-]{1,64}$, so a name that would
+// be longer is cut and made unique again with a hash.
+const MaxToolName = 64
+
+// QualifiedSeparator joins skill and tool in Exposed names. Canonical skill
+// names never contain '_', so the first "__" always ends the skill.
+const QualifiedSeparator = "__"
+
+// Exposed is the name a model client calls this tool by: the bare name, or
+// when another tool took it, skill__tool (dots are not allowed in tool names
+// by every client, so skill.tool is for people only). Names past
+// MaxToolName keep a prefix and end in a short hash of the full name.
+func (t *ToolRef) Exposed() string {
+	if !t.Shadowed {
+		return clampName(t.Name)
+	}
+	return QualifiedName(t.Skill, t.Name)
+}
+
+// QualifiedName is skill__tool, cut to MaxToolName with a short hash.
+func QualifiedName(skill, tool string) string {
+	return clampName(skill + QualifiedSeparator + tool)
+}
+
+func clampName(name string) string {
+	if len(name) <= MaxToolName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := "_" + hex.EncodeToString(sum[:4])
+	return name[:MaxToolName-len(suffix)] + suffix
+}
+
+// firstLine cuts s at its first line break and to max runes.
+func firstLine(s string, max int) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	r := []rune(strings.TrimSpace(s))
+	if max > 0 && len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return string(r)
+}

@@ -1,0 +1,137 @@
+package workspace
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentskills/agent/plugins/exec"
+	"github.com/agentskills/agent/registry"
+)
+
+// Why a skill is not active, as `agent check --json` reports it.
+const (
+	ReasonNotSelected  = "not_in_agent_skills"
+	ReasonUntrusted    = "untrusted"
+	ReasonIncompatible = "incompatible"
+	ReasonLoadFailed   = "load_failed"
+)
+
+// SkillState is one installed or bundled skill and whether it is active.
+type SkillState struct {
+	Entry    registry.Entry
+	Manifest *registry.Manifest // nil when SKILL.md did not load (or was not read)
+	Active   bool
+	Selected bool   // named by AGENT_SKILLS (or matched by all/all-untrusted)
+	Reason   string // one of the Reason constants when not active
+	Detail   string // one line: why it failed to load or is incompatible
+	Scripts  int
+}
+
+// View is every known skill with its state. Building it reads each
+// skill's SKILL.md and lists (never reads) its scripts/ folder, so it is
+// what Layer 1 may be built from.
+type View struct {
+	Spec     string // AGENT_SKILLS
+	Skills   []SkillState
+	Warnings []string
+}
+
+// Scope says which skills' SKILL.md LoadView reads.
+type Scope int
+
+const (
+	// Selected reads only the SKILL.md of the skills AGENT_SKILLS selects:
+	// all that Layer 1 needs. The others keep a nil Manifest and no Reason.
+	Selected Scope = iota
+	// Every reads every known skill's SKILL.md: what `agent check` reports.
+	Every
+)
+
+// LoadView builds the view. It starts no process and opens no file but
+// registry.json and SKILL.md files.
+func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
+	all, err := AllEntries(ctx, cfg.Store())
+	if err != nil {
+		return nil, err
+	}
+	selected, warnings := registry.Select(all, cfg.Skills)
+	isSelected := make(map[string]bool, len(selected))
+	for _, e := range selected {
+		isSelected[e.Canonical] = true
+	}
+	v := &View{Spec: cfg.Skills, Warnings: warnings}
+	for _, e := range all {
+		st := SkillState{Entry: e, Selected: isSelected[e.Canonical]}
+		if !st.Selected && scope != Every {
+			v.Skills = append(v.Skills, st)
+			continue
+		}
+		m, _, err := LoadManifest(e)
+		switch {
+		case err != nil:
+			st.Reason, st.Detail = ReasonLoadFailed, oneLine(err, e.Path)
+		case registry.CheckCompatibility(m, cfg.AgentVersion) != nil:
+			st.Manifest = m
+			st.Reason, st.Detail = ReasonIncompatible, oneLine(registry.CheckCompatibility(m, cfg.AgentVersion), e.Path)
+		default:
+			st.Manifest = m
+			switch {
+			case st.Selected:
+				st.Active = true
+			case !e.Trusted && e.Source != registry.SourceBundled:
+				st.Reason = ReasonUntrusted
+			default:
+				st.Reason = ReasonNotSelected
+			}
+		}
+		if st.Manifest != nil {
+			st.Scripts = countScripts(e.Path, st.Manifest)
+		}
+		v.Skills = append(v.Skills, st)
+	}
+	return v, nil
+}
+
+// oneLine is the first line of err, with the skill's own folder left out of
+// paths so that the reason stays short.
+func oneLine(err error, dir string) string {
+	msg := err.Error()
+	if dir != "" {
+		msg = strings.ReplaceAll(msg, dir+string(filepath.Separator), "")
+	}
+	if i := strings.IndexAny(msg, "\r\n"); i >= 0 {
+		msg = msg[:i]
+	}
+	return strings.TrimSpace(msg)
+}
+
+// Active returns the active skills in canonical order.
+func (v *View) Active() []SkillState {
+	var out []SkillState
+	for _, s := range v.Skills {
+		if s.Active {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// countScripts counts a skill's runnable scripts from the directory listing
+// alone, as the script plugin finds them: no script is opened.
+func countScripts(dir string, m *registry.Manifest) int {
+	if dir == "" {
+		return 0
+	}
+	scripts, err := exec.List(dir, m.Scripts, m.ScriptsIgnore)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, s := range scripts {
+		if s.Err == nil {
+			n++
+		}
+	}
+	return n
+}
