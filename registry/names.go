@@ -44,3 +44,29 @@ func SameName(a, b string) bool {
 	cb, err2 := Canonical(b)
 	return err1 == nil && err2 == nil && ca == cb
 }
+
+// RecoverName turns a display name into a canonical one (SPEC §3):
+// lowercase, each run of characters other than ASCII letters, digits, '-'
+// and '_' becomes '-', cut to MaxNameLen. "Hook Development" gives
+// "hook-development". Leading and trailing '-' are dropped; the result may
+// be empty. The caller still checks it with Canonical.
+func RecoverName(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_'
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = false
+		case !dash:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if len(s) > MaxNameLen {
+		s = strings.TrimRight(s[:MaxNameLen], "-")
+	}
+	return strings.ReplaceAll(s, "_", "-")
+}

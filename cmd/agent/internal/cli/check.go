@@ -150,6 +150,9 @@ func buildCheck(v *workspace.View) checkJSON {
 			CommitSHA: e.CommitSHA, Trusted: e.Trusted || e.Source == registry.SourceBundled,
 			Version: version,
 		})
+		for _, p := range s.Problems {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("skill %s: %s", e.Canonical, p))
+		}
 		if s.Reason == workspace.ReasonLoadFailed || s.Reason == workspace.ReasonIncompatible {
 			r.Failures = append(r.Failures, checkFailureJSON{Name: e.Canonical, Reason: s.Detail})
 		}

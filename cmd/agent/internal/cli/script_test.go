@@ -137,7 +137,7 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 		"skills/beta/SKILL.md":  "---\nname: beta\ndescription: The second skill.\n---\nBeta.\n",
 	})
 	add("noskill", map[string]string{"README.md": "no skill here\n"})
-	add("badmanifest", map[string]string{"SKILL.md": "---\nname: bad\ndescription: [unclosed\n---\nbody\n"})
+	add("badmanifest", map[string]string{"SKILL.md": "---\nname: bad\npermissions:\n  env: [unclosed\n---\nbody\n"})
 	add("incompat", map[string]string{"SKILL.md": "---\nname: future\ndescription: Needs a newer agent.\nmin_agent_version: 99.0.0\n---\nbody\n"})
 	add("buildfail", map[string]string{
 		"SKILL.md":       "---\nname: broken\ndescription: Its plugin does not compile.\nplugin:\n  build: ./plugin\n---\nbody\n",
