@@ -359,7 +359,7 @@ func (d *Discovery) Select(selectors []string, all bool, source string) ([]Found
 }
 
 func (d *Discovery) selectOne(sel, source string) (Found, error) {
-	rel := strings.Trim(path.Clean("/"+strings.ReplaceAll(sel, `\`, "/")), "/")
+	rel := strings.Trim(path.Clean("/"+sel), "/")
 	if sel == "" || strings.ContainsRune(sel, 0) {
 		return Found{}, fmt.Errorf("select skill %q: %w", sel, ErrInvalidName)
 	}
@@ -554,9 +554,11 @@ func (d *Discovery) entry(dir, name string) (fs.DirEntry, bool) {
 	return nil, false
 }
 
+// hasManifest reports whether dir holds a SKILL.md that is not a folder
+// (a link counts, so that load can report it).
 func (d *Discovery) hasManifest(dir string) bool {
-	_, ok := d.entry(dir, ManifestFile)
-	return ok
+	e, ok := d.entry(dir, ManifestFile)
+	return ok && !e.IsDir()
 }
 
 // readRegular reads file if it is a regular file (not a link) of at most
@@ -591,7 +593,7 @@ func (d *Discovery) load(dir, via string) (Found, bool) {
 		return Found{}, false
 	}
 	e, ok := d.entry(rel, ManifestFile)
-	if !ok {
+	if !ok || e.IsDir() {
 		return Found{}, false
 	}
 	display := path.Join(dir, ManifestFile)

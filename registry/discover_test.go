@@ -253,7 +253,7 @@ func FuzzDiscover(f *testing.F) {
 				continue
 			}
 			p := strings.Trim(path.Clean("/"+line), "/")
-			if p == "" || !fs.ValidPath(p) {
+			if p == "" || !fs.ValidPath(p) || strings.ContainsRune(p, 0) {
 				continue
 			}
 			if path.Base(p) == ManifestFile {
