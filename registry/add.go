@@ -42,7 +42,7 @@ type AddRequest struct {
 	Skill        string   // [skill] selector: folder or manifest name
 	Skills       []string // more selectors: several skills from one fetch
 	All          bool     // every skill the repository holds
-	Name         string // --name: install under this name instead of the manifest's
+	Name         string   // --name: install under this name instead of the manifest's
 	Trusted      bool
 	AgentVersion string
 	Progress     io.Writer // nil is silent
