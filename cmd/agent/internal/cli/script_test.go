@@ -136,6 +136,19 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 		"skills/alpha/SKILL.md": "---\nname: alpha\ndescription: The first skill.\n---\nAlpha.\n",
 		"skills/beta/SKILL.md":  "---\nname: beta\ndescription: The second skill.\n---\nBeta.\n",
 	})
+	add("layout", map[string]string{
+		"skills/alpha/SKILL.md":            "---\nname: alpha\ndescription: In skills/.\n---\nAlpha.\n",
+		"skills/.curated/beta/SKILL.md":    "---\nname: beta\ndescription: In skills/.curated/.\n---\nBeta.\n",
+		".claude/skills/gamma/SKILL.md":    "---\nname: gamma\ndescription: In .claude/skills/.\n---\nGamma.\n",
+		".claude-plugin/marketplace.json":  `{"name": "m", "plugins": [{"name": "p", "source": "./", "skills": ["./packs/delta"]}]}`,
+		"packs/delta/SKILL.md":             "---\nname: Delta Pack\ndescription: Declared in marketplace.json.\n---\nDelta.\n",
+		"examples/deep/epsilon/SKILL.md":   "---\nname: epsilon\ndescription: Only the full walk finds it.\n---\nEpsilon.\n",
+	})
+	add("twins", map[string]string{
+		"skills/review/SKILL.md":         "---\nname: review\ndescription: The first review.\n---\nOne.\n",
+		".claude/skills/review/SKILL.md": "---\nname: Review\ndescription: The second review.\n---\nTwo.\n",
+		"skills/other/SKILL.md":          "---\nname: other\ndescription: Not a twin.\n---\nOther.\n",
+	})
 	add("noskill", map[string]string{"README.md": "no skill here\n"})
 	add("badmanifest", map[string]string{"SKILL.md": "---\nname: bad\npermissions:\n  env: [unclosed\n---\nbody\n"})
 	add("incompat", map[string]string{"SKILL.md": "---\nname: future\ndescription: Needs a newer agent.\nmin_agent_version: 99.0.0\n---\nbody\n"})
@@ -154,8 +167,9 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 func newPluginsRepo(t *testing.T) *gittest.Repo {
 	t.Helper()
 	files := gittest.PluginModule(t, moduleRoot)
-	// At skills/ rather than examples/skills/, where add looks for skills.
-	gittest.AddTree(t, files, filepath.Join(moduleRoot, "examples", "skills", "hello-extended"), "skills/hello-extended")
+	// Where this repository keeps it: outside the step 2 locations, so that
+	// adding it by name exercises the full walk (SPEC §6 step 3).
+	gittest.AddTree(t, files, filepath.Join(moduleRoot, "examples", "skills", "hello-extended"), "examples/skills/hello-extended")
 	for name, content := range pluginSkills {
 		files[name] = content
 	}
