@@ -137,12 +137,12 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 		"skills/beta/SKILL.md":  "---\nname: beta\ndescription: The second skill.\n---\nBeta.\n",
 	})
 	add("layout", map[string]string{
-		"skills/alpha/SKILL.md":            "---\nname: alpha\ndescription: In skills/.\n---\nAlpha.\n",
-		"skills/.curated/beta/SKILL.md":    "---\nname: beta\ndescription: In skills/.curated/.\n---\nBeta.\n",
-		".claude/skills/gamma/SKILL.md":    "---\nname: gamma\ndescription: In .claude/skills/.\n---\nGamma.\n",
-		".claude-plugin/marketplace.json":  `{"name": "m", "plugins": [{"name": "p", "source": "./", "skills": ["./packs/delta"]}]}`,
-		"packs/delta/SKILL.md":             "---\nname: Delta Pack\ndescription: Declared in marketplace.json.\n---\nDelta.\n",
-		"examples/deep/epsilon/SKILL.md":   "---\nname: epsilon\ndescription: Only the full walk finds it.\n---\nEpsilon.\n",
+		"skills/alpha/SKILL.md":           "---\nname: alpha\ndescription: In skills/.\n---\nAlpha.\n",
+		"skills/.curated/beta/SKILL.md":   "---\nname: beta\ndescription: In skills/.curated/.\n---\nBeta.\n",
+		".claude/skills/gamma/SKILL.md":   "---\nname: gamma\ndescription: In .claude/skills/.\n---\nGamma.\n",
+		".claude-plugin/marketplace.json": `{"name": "m", "plugins": [{"name": "p", "source": "./", "skills": ["./packs/delta"]}]}`,
+		"packs/delta/SKILL.md":            "---\nname: Delta Pack\ndescription: Declared in marketplace.json.\n---\nDelta.\n",
+		"examples/deep/epsilon/SKILL.md":  "---\nname: epsilon\ndescription: Only the full walk finds it.\n---\nEpsilon.\n",
 	})
 	add("twins", map[string]string{
 		"skills/review/SKILL.md":         "---\nname: review\ndescription: The first review.\n---\nOne.\n",
