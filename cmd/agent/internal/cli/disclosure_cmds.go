@@ -30,7 +30,7 @@ func addDisclosureCommands(root, skill *cobra.Command, f *Factory) {
 		// Giving the root a RunE turns off cobra's own check for
 		// unknown subcommands; keep its wording (and exit code 2).
 		if len(args) > 0 {
-			return usageErr(fmt.Errorf("unknown command %q for %q; see '%s --help'", args[0], cmd.CommandPath(), cmd.CommandPath()))
+			return unknownCommand(cmd, args[0])
 		}
 		return nil
 	}
