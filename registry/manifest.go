@@ -413,8 +413,8 @@ func quotePlainValues(front []string) ([]string, []quoteFix) {
 	for i := 0; i < len(out); i++ {
 		line := strings.TrimRight(out[i], "\r\n")
 		m := topKeyRE.FindStringSubmatch(line)
-		if m == nil || strings.ContainsAny(m[2][:1], "|>&*!#") {
-			continue // block scalars, anchors, aliases and tags are left alone
+		if m == nil || strings.ContainsAny(m[2][:1], "|>&*!#{") {
+			continue // block scalars, anchors, aliases, tags and mappings keep their structure
 		}
 		j := i + 1
 		parts := []string{m[2]}
