@@ -17,10 +17,9 @@ func addDisclosureCommands(root, skill *cobra.Command, f *Factory) {
 	skill.AddCommand(newCmdShow(f, nil))
 
 	// `agent --check` runs `agent check`. The flags are local to the root
-	// (not persistent) so that `agent tools --check` stays an error, and
-	// hidden so that help shows one way to do it.
-	root.Flags().Bool("check", false, "same as 'agent check'")
-	_ = root.Flags().MarkHidden("check")
+	// (not persistent) so that `agent tools --check` stays an error; --check
+	// is in the help because people look for it there.
+	root.Flags().Bool("check", false, "same as 'agent check': what is active and why a skill failed to load")
 	root.Flags().Bool("json", false, "with --check: print JSON")
 	_ = root.Flags().MarkHidden("json")
 	root.Args = func(cmd *cobra.Command, args []string) error {

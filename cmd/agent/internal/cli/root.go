@@ -48,7 +48,10 @@ Start with:
   agent call <tool> '{"arg": 1}'       call one`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// agent --version prints what agent version prints.
+		Version: Version,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 
 	skill := &cobra.Command{
