@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/registry"
 )
 
 // addDisclosureCommands registers check, prompt and skill show, and the
@@ -49,15 +50,21 @@ func addDisclosureCommands(root, skill *cobra.Command, f *Factory) {
 // activateHint says how to turn on the skills that are off only because
 // AGENT_SKILLS does not name them.
 func activateHint(v *workspace.View) string {
-	var names, off []string
+	var names, off, bundledOff []string
 	for _, s := range v.Skills {
-		if s.Active {
+		switch {
+		case s.Active:
 			names = append(names, s.Entry.Canonical)
-		}
-		if s.Reason == workspace.ReasonNotSelected {
+		case s.Reason != workspace.ReasonNotSelected:
+		case s.Entry.Source == registry.SourceBundled:
+			bundledOff = append(bundledOff, s.Entry.Canonical)
+		default:
 			off = append(off, s.Entry.Canonical)
 		}
 	}
+	// Installed skills first: they are what the user added (and most
+	// likely meant in a mistyped AGENT_SKILLS).
+	off = append(off, bundledOff...)
 	if len(off) == 0 {
 		return ""
 	}
