@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -25,7 +26,13 @@ func TestCheckGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			env := map[string]string{"AGENT_HOME": home}
+			// An executable AGENT_UV keeps the uv hint (which depends on
+			// this machine's PATH) out of the goldens; TestUVHint covers it.
+			self, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"AGENT_HOME": home, "AGENT_UV": self}
 			if tt.skills != "" {
 				env["AGENT_SKILLS"] = tt.skills
 			}
@@ -113,5 +120,31 @@ func TestCheckInstalledOverridesBundled(t *testing.T) {
 	prompt, _, _ := runInProcess(t, env, "prompt")
 	if !strings.Contains(prompt, "- skill-authoring: My own authoring guide.") {
 		t.Fatalf("prompt does not use the installed description:\n%s", prompt)
+	}
+}
+
+func TestUVHint(t *testing.T) {
+	t.Parallel()
+	withScripts := &workspace.View{Skills: []workspace.SkillState{{Scripts: 2}}}
+	noScripts := &workspace.View{Skills: []workspace.SkillState{{Scripts: 0}}}
+	missing := func() (string, string) { return "", "uv was not found on PATH" }
+	found := func() (string, string) { return "/usr/bin/uv", "" }
+	for _, tc := range []struct {
+		name string
+		v    *workspace.View
+		find func() (string, string)
+		want string
+	}{
+		{"missing with scripts", withScripts, missing, "pipx install uv"},
+		{"found", withScripts, found, ""},
+		{"no scripts", noScripts, missing, ""},
+		{"not asked", withScripts, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := uvHint(tc.v, tc.find)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("uvHint = %q; want %q", got, tc.want)
+			}
+		})
 	}
 }

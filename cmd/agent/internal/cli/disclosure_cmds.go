@@ -42,7 +42,7 @@ func addDisclosureCommands(root, skill *cobra.Command, f *Factory) {
 			return cmd.Help()
 		}
 		asJSON, _ := cmd.Flags().GetBool("json")
-		opts := &checkOptions{IO: f.IO, View: f.loadSkillView, JSON: asJSON}
+		opts := &checkOptions{IO: f.IO, View: f.loadSkillView, FindUV: f.findUV, JSON: asJSON}
 		return checkRun(cmd.Context(), opts)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentskills/agent/internal/workspace"
+	scripts "github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -123,6 +124,15 @@ func (f *Factory) view(ctx context.Context, scope workspace.Scope) (*workspace.V
 }
 
 // Config loads configuration once per process.
+// findUV locates uv as the exec plugin will (AGENT_UV, then PATH).
+func (f *Factory) findUV() (string, string) {
+	cfg, err := f.Config()
+	if err != nil {
+		return "", ""
+	}
+	return scripts.FindUV(cfg.UV)
+}
+
 func (f *Factory) Config() (*Config, error) {
 	f.configOnce.Do(func() { f.config, f.configErr = f.loadConfig() })
 	return f.config, f.configErr
