@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -146,5 +147,26 @@ func TestUVHint(t *testing.T) {
 				t.Errorf("uvHint = %q; want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestLoggerHidesKilledPlugin: a plugin the host killed (a call past its
+// deadline, or shutdown) is not an [ERROR] line at the default level.
+func TestLoggerHidesKilledPlugin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		level string
+		want  bool
+	}{{"", false}, {"warn", false}, {"debug", true}} {
+		f, _, errOut := testFactory(t, nil)
+		log := f.logger(&Config{LogLevel: tc.level})
+		log.Error("plugin process exited", "plugin", "__exec", "error", errors.New("signal: killed"))
+		if got := strings.Contains(errOut.String(), "plugin process exited"); got != tc.want {
+			t.Errorf("level %q: logged = %v; want %v (%q)", tc.level, got, tc.want, errOut.String())
+		}
+		log.Error("plugin process exited", "plugin", "x", "error", errors.New("exit status 2"))
+		if !strings.Contains(errOut.String(), "exit status 2") {
+			t.Errorf("level %q: a real crash was hidden", tc.level)
+		}
 	}
 }

@@ -69,11 +69,35 @@ func (f *Factory) installer() (*installer, error) {
 // logger is the host's logger: plugin output and host events on stderr at
 // AGENT_LOG_LEVEL (default warn).
 func (f *Factory) logger(cfg *Config) hclog.Logger {
+	level := hclog.LevelFromString(cfg.LogLevel)
+	debugging := level != hclog.NoLevel && level <= hclog.Debug
 	return hclog.New(&hclog.LoggerOptions{
 		Name:   "agent",
-		Level:  hclog.LevelFromString(cfg.LogLevel),
+		Level:  level,
 		Output: f.IO.ErrOut,
+		// go-plugin reports a plugin the host killed on purpose (a call
+		// past its deadline) as "[ERROR] plugin process exited ...
+		// signal: killed"; the call's result already says so. Shown only
+		// when debugging.
+		Exclude: func(_ hclog.Level, msg string, args ...any) bool {
+			return !debugging && killedPluginExit(msg, args)
+		},
 	})
+}
+
+func killedPluginExit(msg string, args []any) bool {
+	if msg != "plugin process exited" {
+		return false
+	}
+	for _, a := range args {
+		if err, ok := a.(error); ok && strings.Contains(err.Error(), "signal: killed") {
+			return true
+		}
+		if s, ok := a.(string); ok && strings.Contains(s, "signal: killed") {
+			return true
+		}
+	}
+	return false
 }
 
 // WorkspaceConfig is what the workspace needs of the configuration.
