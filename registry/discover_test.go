@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -281,4 +282,46 @@ func FuzzDiscover(f *testing.F) {
 			}
 		}
 	})
+}
+
+// benchTree writes a repository of n skills under skills/ plus filler
+// folders, on disk, for os.DirFS.
+func benchTree(b *testing.B, skills, filler int, where string) string {
+	b.Helper()
+	root := b.TempDir()
+	for i := 0; i < skills; i++ {
+		d := filepath.Join(root, filepath.FromSlash(where), "s"+strconv.Itoa(i))
+		if err := os.MkdirAll(filepath.Join(d, "scripts"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, ManifestFile), []byte("---\nname: s"+strconv.Itoa(i)+"\ndescription: A skill.\n---\nBody.\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < filler; i++ {
+		if err := os.MkdirAll(filepath.Join(root, "src", "pkg"+strconv.Itoa(i%50), "sub"+strconv.Itoa(i)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return root
+}
+
+// BenchmarkDiscover: 100 skills in skills/ (step 2), and the same number
+// only the full walk finds among 2,000 other folders (step 3).
+func BenchmarkDiscover(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		where string
+	}{{"step2-skills-dir", "skills"}, {"step3-full-walk", "docs/examples/deep"}} {
+		b.Run(bc.name, func(b *testing.B) {
+			root := benchTree(b, 100, 2000, bc.where)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				d, err := Discover(os.DirFS(root), "repo")
+				if err != nil || len(d.Skills) != 100 {
+					b.Fatalf("found %d, %v", len(d.Skills), err)
+				}
+			}
+		})
+	}
 }
