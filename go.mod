@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/Masterminds/semver/v3 v3.5.0
+	github.com/agentskills/agent/proto v0.0.0
+	github.com/agentskills/agent/sdk v0.0.0
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/hashicorp/go-hclog v1.6.3
@@ -16,9 +18,10 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 	google.golang.org/grpc v1.85.0
-	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
 )
+
+require google.golang.org/protobuf v1.36.12 // indirect
 
 require (
 	dario.cat/mergo v1.0.0 // indirect

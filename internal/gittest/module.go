@@ -22,6 +22,9 @@ func PluginModule(t testing.TB, moduleRoot string) map[string]string {
 		}
 		files[name] = string(b)
 	}
+	// sdk and proto are modules of their own; this repository joins them
+	// with go.work, a test repository with replace lines.
+	files["go.mod"] += "\nreplace (\n\tgithub.com/agentskills/agent/proto => ./proto\n\tgithub.com/agentskills/agent/sdk => ./sdk\n)\n"
 	AddTree(t, files, filepath.Join(moduleRoot, "sdk"), "sdk")
 	AddTree(t, files, filepath.Join(moduleRoot, "proto"), "proto")
 	return files
