@@ -2,8 +2,10 @@
 GO        ?= go
 BIN       := bin/agent
 # sdk and proto are modules of their own (go.work joins them for development).
-PKGS      := ./... ./sdk/... ./proto/...
+PKGS      := ./... ./sdk/... ./proto/... ./examples/skills/hello-extended/plugin/...
 MOD       := github.com/agentskills/agent
+# Plugin modules that require the SDK like any author's (make generate pins them).
+EXAMPLES  := examples/skills/hello-extended/plugin
 FUZZTIME  ?= 30s
 BENCHCOUNT ?= 6
 
@@ -56,10 +58,14 @@ tidy: ## go mod tidy every module (plain `go mod tidy` at the root cannot resolv
 	cd proto && GOWORK=off $(GO) mod tidy
 	cd sdk && GOWORK=off $(GO) mod edit -replace=$(MOD)/proto=../proto && \
 	  { GOWORK=off $(GO) mod tidy; rc=$$?; GOWORK=off $(GO) mod edit -dropreplace=$(MOD)/proto; exit $$rc; }
+	for d in $(EXAMPLES); do (cd $$d && r=$$(realpath --relative-to=. $(CURDIR)) && \
+	  GOWORK=off $(GO) mod edit -replace=$(MOD)/proto=$$r/proto -replace=$(MOD)/sdk=$$r/sdk && \
+	  { GOWORK=off $(GO) mod tidy; rc=$$?; GOWORK=off $(GO) mod edit -dropreplace=$(MOD)/proto -dropreplace=$(MOD)/sdk; exit $$rc; }) || exit 1; done
 	GOWORK=off $(GO) mod edit -replace=$(MOD)/proto=./proto -replace=$(MOD)/sdk=./sdk && \
 	  { GOWORK=off $(GO) mod tidy; rc=$$?; GOWORK=off $(GO) mod edit -dropreplace=$(MOD)/proto -dropreplace=$(MOD)/sdk; exit $$rc; }
+	$(MAKE) generate
 
-generate: ## regenerate the SDK module zips embedded in agent (internal/sdkmod) after editing sdk/ or proto/
+generate: ## after editing sdk/ or proto/: regenerate the SDK zips agent embeds (internal/sdkmod), pin the examples and go.work to them
 	$(GO) generate ./internal/sdkmod
 
 lint: ## gofmt and vet

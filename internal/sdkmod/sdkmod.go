@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/sumdb/dirhash"
 )
 
@@ -44,15 +45,24 @@ var (
 // different SDKs under one version.
 func Version() string { return strings.TrimSpace(version) }
 
-// Module is one embedded module.
+// Embedded is the SDK this binary carries.
+func Embedded() Built {
+	return Built{Version: Version(), SDKZip: sdkZip, ProtoZip: protoZip}
+}
+
+// Module is one module zip.
 type Module struct {
-	Path string
-	Zip  []byte
+	Path    string
+	Version string
+	Zip     []byte
 }
 
 // Modules returns the embedded modules, proto first.
-func Modules() []Module {
-	return []Module{{ProtoPath, protoZip}, {SDKPath, sdkZip}}
+func Modules() []Module { return Embedded().Modules() }
+
+// Modules returns b's modules, proto first.
+func (b Built) Modules() []Module {
+	return []Module{{ProtoPath, b.Version, b.ProtoZip}, {SDKPath, b.Version, b.SDKZip}}
 }
 
 // File returns the content of name (a path inside the module, such as
@@ -62,7 +72,7 @@ func (m Module) File(name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s zip: %w", m.Path, err)
 	}
-	f, err := zr.Open(m.Path + "@" + Version() + "/" + name)
+	f, err := zr.Open(m.Path + "@" + m.Version + "/" + name)
 	if err != nil {
 		return nil, fmt.Errorf("read %s zip: %w", m.Path, err)
 	}
@@ -73,9 +83,12 @@ func (m Module) File(name string) ([]byte, error) {
 // GoSum returns go.sum lines that let a plugin requiring the SDK build
 // without asking a checksum database: the hashes of the embedded modules
 // themselves, then the go.sum of each (which covers their dependencies).
-func GoSum() ([]byte, error) {
+func GoSum() ([]byte, error) { return Embedded().GoSum() }
+
+// GoSum is the go.sum lines of b's modules and their dependencies.
+func (b Built) GoSum() ([]byte, error) {
 	var own, deps []string
-	for _, m := range Modules() {
+	for _, m := range b.Modules() {
 		h, err := hashZip(m)
 		if err != nil {
 			return nil, err
@@ -90,13 +103,50 @@ func GoSum() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		own = append(own, m.Path+" "+Version()+" "+h, m.Path+" "+Version()+"/go.mod "+hm)
+		own = append(own, m.Path+" "+m.Version+" "+h, m.Path+" "+m.Version+"/go.mod "+hm)
 		sum, err := m.File("go.sum")
 		if err == nil {
 			deps = append(deps, strings.Split(strings.TrimSpace(string(sum)), "\n")...)
 		}
 	}
 	return []byte(MergeSums(strings.Join(own, "\n"), strings.Join(deps, "\n"))), nil
+}
+
+// PluginGoMod is the go.mod of a new plugin module at modulePath, as
+// `agent skill init` writes it: the SDK's go version, the SDK, and every
+// module the SDK needs, as go mod tidy would list them for a main package
+// that imports only the SDK.
+func (b Built) PluginGoMod(modulePath string) ([]byte, error) {
+	var sdk Module
+	for _, m := range b.Modules() {
+		if m.Path == SDKPath {
+			sdk = m
+		}
+	}
+	data, err := sdk.File("go.mod")
+	if err != nil {
+		return nil, err
+	}
+	sf, err := modfile.Parse("go.mod", data, nil)
+	if err != nil {
+		return nil, err
+	}
+	f := new(modfile.File)
+	if err := f.AddModuleStmt(modulePath); err != nil {
+		return nil, err
+	}
+	if sf.Go != nil {
+		if err := f.AddGoStmt(sf.Go.Version); err != nil {
+			return nil, err
+		}
+	}
+	f.AddNewRequire(SDKPath, b.Version, false)
+	for _, r := range sf.Require {
+		f.AddNewRequire(r.Mod.Path, r.Mod.Version, true)
+	}
+	f.SetRequireSeparateIndirect(f.Require)
+	f.Cleanup()
+	return f.Format()
 }
 
 // MergeSums joins go.sum texts, dropping duplicate and empty lines, sorted

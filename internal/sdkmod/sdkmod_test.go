@@ -123,3 +123,30 @@ func TestWriteProxy(t *testing.T) {
 		}
 	}
 }
+
+func TestPluginGoMod(t *testing.T) {
+	mod, err := sdkmod.Embedded().PluginGoMod("example.com/hello/plugin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(mod)
+	for _, want := range []string{"module example.com/hello/plugin", "require " + sdkmod.SDKPath + " " + sdkmod.Version(), sdkmod.ProtoPath + " " + sdkmod.Version() + " // indirect", "google.golang.org/grpc"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("go.mod lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// TestExamplesArePinned: the example plugin modules require the embedded
+// version (make generate pins them).
+func TestExamplesArePinned(t *testing.T) {
+	for _, dir := range sdkmod.Examples {
+		mod, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(dir), "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(mod), sdkmod.SDKPath+" "+sdkmod.Version()) {
+			t.Errorf("%s/go.mod does not require %s %s: run `make generate`", dir, sdkmod.SDKPath, sdkmod.Version())
+		}
+	}
+}
