@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
 )
@@ -26,6 +29,7 @@ var (
 	errGoMissing     = plugbuild.ErrGoMissing
 	errBadPluginPath = plugbuild.ErrBadPath
 	errDescribe      = errors.New("plugin did not describe its tools")
+	errProtocol      = errors.New("plugin speaks another protocol")
 )
 
 // describeTimeout bounds the one-shot Describe at install time: a plugin
@@ -100,6 +104,9 @@ func (in *installer) prepare(ctx context.Context, s *registry.Staged) error {
 		Dir:    s.SkillDir,
 	})
 	if err != nil {
+		if perr := protocolMismatch(err, bin); perr != nil {
+			return fmt.Errorf("describe plugin of %s: %w", m.Name, perr)
+		}
 		return fmt.Errorf("describe plugin of %s: %w: %w", m.Name, errDescribe, err)
 	}
 	s.Plugin = &registry.Plugin{Path: bin, SHA256: sum}
@@ -160,4 +167,28 @@ func sha256File(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// pluginVersionRE is go-plugin's handshake refusal: the plugin's app
+// protocol is not one the host speaks.
+var pluginVersionRE = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
+
+// protocolMismatch turns go-plugin's version refusal into an error that
+// names both protocol versions and, when the binary records it, the SDK
+// module it was built with. nil when err is another failure.
+func protocolMismatch(err error, bin string) error {
+	m := pluginVersionRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil
+	}
+	built := ""
+	if bi, berr := buildinfo.ReadFile(bin); berr == nil {
+		for _, d := range bi.Deps {
+			if d.Path == sdkmod.SDKPath {
+				built = fmt.Sprintf(", built with %s %s", d.Path, d.Version)
+			}
+		}
+	}
+	return fmt.Errorf("%w: the plugin speaks protocol %s%s; this agent speaks protocol %d (SDK %s)",
+		errProtocol, m[1], built, sdk.ProtocolVersion, sdkmod.Version())
 }

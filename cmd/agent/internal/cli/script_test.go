@@ -144,6 +144,12 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 		"plugin/go.mod":  "module example.com/broken\n\ngo 1.22\n",
 		"plugin/main.go": brokenPlugin,
 	})
+	add("oldsdk", map[string]string{
+		"SKILL.md": "---\nname: oldsdk\ndescription: Its plugin speaks protocol 2.\nplugin:\n  command: bin/plugin\n---\nbody\n",
+		// What a plugin of another protocol answers: go-plugin's handshake
+		// line with app protocol 2.
+		"bin/plugin": "#!/bin/sh\necho '1|2|unix|/nonexistent/plugin.sock|grpc|'\nsleep 5\n",
+	})
 	return r
 }
 
