@@ -87,6 +87,7 @@ func init() {
 		hint{is(errGoMissing), "this skill's plugin is built from source: install Go from https://go.dev/dl and make sure 'go' is on PATH"},
 		hint{is(plugbuild.ErrNoModule), "a Go plugin is a module of its own inside the skill: give its folder a go.mod that requires " + sdkmod.SDKPath + " ('agent skill init --plugin <dir>' writes one)"},
 		hint{is(scaffold.ErrNotEmpty), "give a new folder, or an empty one: init never overwrites files"},
+		hint{is(registry.ErrLinked), "edit its folder instead: the next call rebuilds it; 'agent skill link <dir>' rebuilds at once"},
 		hint{is(errBadPluginPath), "the skill's SKILL.md names a plugin that cannot be used; check it with 'agent skill validate <dir>'"},
 		hint{is(errProtocol), "rebuild the plugin against this agent's SDK: a skill with plugin.build is rebuilt by 'agent skill add' or 'update'; for a prebuilt plugin.command ask its author for a build of this protocol"},
 		hint{is(errDescribe), "the plugin must serve the agent SDK (sdk.Serve in its main); run with AGENT_LOG_LEVEL=debug to see its output"},

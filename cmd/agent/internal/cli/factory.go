@@ -91,6 +91,7 @@ func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
 		Environ:         f.environ(),
 		Executable:      f.Executable,
 		Logger:          f.logger(cfg),
+		Relink:          f.relink,
 	}, nil
 }
 

@@ -14,6 +14,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdTrust(f, false, nil),
 		newCmdValidate(f, nil),
 		newCmdInit(f, nil),
+		newCmdLink(f, nil),
 	)
 }
 
