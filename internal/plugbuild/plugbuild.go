@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
 
 	"github.com/agentskills/agent/internal/sdkmod"
 )
@@ -109,16 +110,24 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 		return fmt.Errorf("build plugin: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	modPath := filepath.Join(tmp, "go.mod")
-	if err := writeModfile(root, modPath); err != nil {
-		return err
-	}
 	environ := opts.Environ
 	if environ == nil {
 		environ = os.Environ()
 	}
-	env, err := buildEnv(ctx, goBin, environ, proxy)
+	env, direct, err := buildEnv(ctx, goBin, environ, proxy)
 	if err != nil {
+		return err
+	}
+	var dirs map[string]string
+	if direct {
+		// GONOPROXY (or GOPRIVATE) names the SDK: go would skip the proxy
+		// directory and ask its repository, so hand it the folders.
+		if dirs, err = sdkmod.Extract(filepath.Join(opts.Home, "cache", "sdk")); err != nil {
+			return err
+		}
+	}
+	modPath := filepath.Join(tmp, "go.mod")
+	if err := writeModfile(root, modPath, dirs); err != nil {
 		return err
 	}
 	pkgRel, _ := filepath.Rel(root, pkgDir)
@@ -168,9 +177,10 @@ func indent(s, prefix string) string {
 }
 
 // writeModfile copies root's go.mod to modPath with the SDK and proto
-// pinned to the embedded version, and writes the go.sum beside it: the
-// plugin's own go.sum plus the embedded modules' lines.
-func writeModfile(root, modPath string) error {
+// pinned to the embedded version (or replaced by dirs, by module path, when
+// given), and writes the go.sum beside it: the plugin's own go.sum plus the
+// embedded modules' lines.
+func writeModfile(root, modPath string, dirs map[string]string) error {
 	src := filepath.Join(root, "go.mod")
 	data, err := os.ReadFile(src)
 	if err != nil {
@@ -182,7 +192,11 @@ func writeModfile(root, modPath string) error {
 	}
 	v := sdkmod.Version()
 	for _, p := range []string{sdkmod.SDKPath, sdkmod.ProtoPath} {
-		if err := f.AddReplace(p, "", p, v); err != nil {
+		newPath, newVersion := p, v
+		if d, ok := dirs[p]; ok {
+			newPath, newVersion = d, ""
+		}
+		if err := f.AddReplace(p, "", newPath, newVersion); err != nil {
 			return fmt.Errorf("build plugin: %w", err)
 		}
 	}
@@ -211,18 +225,21 @@ func writeModfile(root, modPath string) error {
 
 // buildEnv is environ with the embedded SDK's proxy in front of the user's
 // GOPROXY, the SDK out of the checksum database (it is not published), and
-// no go.work from a parent folder.
-func buildEnv(ctx context.Context, goBin string, environ []string, proxy string) ([]string, error) {
-	cmd := exec.CommandContext(ctx, goBin, "env", "GOPROXY", "GONOSUMDB")
+// no go.work from a parent folder. direct reports that GONOPROXY (which
+// defaults to GOPRIVATE) matches the SDK, so go would not use the proxy
+// directory for it.
+func buildEnv(ctx context.Context, goBin string, environ []string, proxy string) (env []string, direct bool, err error) {
+	cmd := exec.CommandContext(ctx, goBin, "env", "GOPROXY", "GONOSUMDB", "GONOPROXY")
 	cmd.Env = environ
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("build plugin: go env: %w", err)
+		return nil, false, fmt.Errorf("build plugin: go env: %w", err)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	for len(lines) < 2 {
+	for len(lines) < 3 {
 		lines = append(lines, "")
 	}
+	direct = module.MatchPrefixPatterns(lines[2], sdkmod.SDKPath) || module.MatchPrefixPatterns(lines[2], sdkmod.ProtoPath)
 	goproxy := "file://" + filepath.ToSlash(proxy)
 	if lines[0] != "" {
 		goproxy += "," + lines[0]
@@ -231,7 +248,7 @@ func buildEnv(ctx context.Context, goBin string, environ []string, proxy string)
 	if lines[1] != "" {
 		nosum = lines[1] + "," + nosum
 	}
-	env := make([]string, 0, len(environ)+3)
+	env = make([]string, 0, len(environ)+3)
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
@@ -240,7 +257,7 @@ func buildEnv(ctx context.Context, goBin string, environ []string, proxy string)
 		}
 		env = append(env, kv)
 	}
-	return append(env, "GOPROXY="+goproxy, "GONOSUMDB="+nosum, "GOWORK=off"), nil
+	return append(env, "GOPROXY="+goproxy, "GONOSUMDB="+nosum, "GOWORK=off"), direct, nil
 }
 
 // progress shows a build on a terminal: the line at once, then the

@@ -52,6 +52,15 @@ func goEnv(t *testing.T) []string {
 		"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local")
 }
 
+func modCache(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // newSkill writes a skill whose plugin module requires the SDK at an old
 // version, as an author's would after the agent moved on.
 func newSkill(t *testing.T, goMod string) string {
@@ -92,12 +101,25 @@ func TestBuild(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		terminal bool
+		env      string
 	}{
-		{"on a terminal", true},
-		{"without a terminal", false},
+		{"on a terminal", true, ""},
+		{"without a terminal", false, ""},
+		// go would fetch a GOPRIVATE module from its repository, past the
+		// proxy directory: the build uses extracted folders instead.
+		{"GOPRIVATE names the SDK", false, "GOPRIVATE=github.com/agentskills/*"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			env := env
+			if tc.env != "" {
+				// A module cache without the SDK, so that nothing but the
+				// build's own arrangement can supply it; the outer cache
+				// serves the other modules as a proxy.
+				env = append(env[:len(env):len(env)], tc.env, "GOMODCACHE="+t.TempDir(),
+					"GOPROXY=file://"+filepath.ToSlash(filepath.Join(modCache(t), "cache", "download")),
+					"GOFLAGS=-modcacherw", "GOSUMDB=off")
+			}
 			skill := newSkill(t, pluginGoMod(t))
 			before, err := dirhash.HashDir(skill, "", dirhash.Hash1)
 			if err != nil {

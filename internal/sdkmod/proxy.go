@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
 )
 
 // WriteProxy lays the embedded modules out in dir as a GOPROXY directory
@@ -81,6 +84,52 @@ func writeAtomic(path string, data []byte) error {
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		_ = os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// Extract unpacks the embedded modules under dir, at <path>@<version>, and
+// returns each module's folder by path. It serves builds that cannot use
+// the proxy directory: when GONOPROXY (or GOPRIVATE) matches the SDK's
+// path, go would fetch it straight from its repository, so the build
+// replaces it with these folders instead.
+func Extract(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, m := range Modules() {
+		target := filepath.Join(dir, filepath.FromSlash(m.Path)+"@"+m.Version)
+		out[m.Path] = target
+		if _, err := os.Stat(filepath.Join(target, "go.mod")); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return nil, fmt.Errorf("extract %s: %w", m.Path, err)
+		}
+		if err := extract(m, target); err != nil {
+			return nil, fmt.Errorf("extract %s: %w", m.Path, err)
+		}
+	}
+	return out, nil
+}
+
+func extract(m Module, target string) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(target), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	zipPath := filepath.Join(tmp, "m.zip")
+	if err := os.WriteFile(zipPath, m.Zip, 0o644); err != nil {
+		return err
+	}
+	src := filepath.Join(tmp, "src")
+	if err := modzip.Unzip(src, module.Version{Path: m.Path, Version: m.Version}, zipPath); err != nil {
+		return err
+	}
+	if err := os.Rename(src, target); err != nil {
+		if _, serr := os.Stat(filepath.Join(target, "go.mod")); serr == nil {
+			return nil // another agent extracted it first
+		}
 		return err
 	}
 	return nil
