@@ -285,9 +285,7 @@ func progress(opts Options) (stop func(ok bool)) {
 			case <-done:
 				return
 			case <-t.C:
-
 				fmt.Fprintf(opts.Progress, "\r%s %s", line, elapsed(time.Since(start)))
-
 			}
 		}
 	}()
