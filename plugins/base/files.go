@@ -43,12 +43,12 @@ func isText(b []byte) bool {
 	if utf8.Valid(b) {
 		return true
 	}
-	for i := 1; i < utf8.UTFMax && i <= len(b); i++ {
-		if utf8.Valid(b[:len(b)-i]) {
-			return true
-		}
+	// A sample may end in the middle of a rune.
+	j := len(b) - 1
+	for j > 0 && len(b)-j < utf8.UTFMax && !utf8.RuneStart(b[j]) {
+		j--
 	}
-	return false
+	return len(b) >= sniffLen && !utf8.FullRune(b[j:]) && utf8.Valid(b[:j])
 }
 
 func notText(p string, sample []byte) error {

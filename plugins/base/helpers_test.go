@@ -77,3 +77,10 @@ func (w *testWS) read(name string) string {
 	}
 	return string(b)
 }
+
+func mustJSON(t *testing.T, data []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("decode %s: %v", data, err)
+	}
+}
