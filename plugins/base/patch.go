@@ -60,6 +60,10 @@ type Chunk struct {
 	New    []string
 	EOF    bool // Old must end at the end of the file
 	Line   int
+	// Ops is the hunk in order, one of ' ', '-', '+' per line, so that a
+	// context line keeps the file's own text (trailing spaces, quotes)
+	// rather than the patch's.
+	Ops []byte
 }
 
 // ParsePatch parses a patch in the *** Begin Patch format. A heredoc
@@ -171,12 +175,16 @@ func parseChunks(lines []string, i, last int) ([]Chunk, int, error) {
 		switch {
 		case line == "":
 			cur.Old, cur.New = append(cur.Old, ""), append(cur.New, "")
+			cur.Ops = append(cur.Ops, ' ')
 		case line[0] == ' ':
 			cur.Old, cur.New = append(cur.Old, line[1:]), append(cur.New, line[1:])
+			cur.Ops = append(cur.Ops, ' ')
 		case line[0] == '-':
 			cur.Old = append(cur.Old, line[1:])
+			cur.Ops = append(cur.Ops, '-')
 		case line[0] == '+':
 			cur.New = append(cur.New, line[1:])
+			cur.Ops = append(cur.Ops, '+')
 		default:
 			return nil, i, patchErr(i+1, "a hunk line starts with ' ', '-' or '+'; got %q", clip(line))
 		}
@@ -237,7 +245,7 @@ func applyChunks(text string, chunks []Chunk, path string) (string, error) {
 		if at < 0 {
 			return "", errorf(CodeNoMatch, "%s: hunk %d (patch line %d) does not apply: these lines are not in the file after line %d:\n%s\nread the file again and write the hunk against its current text. Nothing was changed", path, k+1, c.Line, cursor, clip(strings.Join(old[:min(len(old), 4)], "\n")))
 		}
-		repls = append(repls, repl{at: at, n: len(old), with: with})
+		repls = append(repls, repl{at: at, n: len(old), with: keepContext(c, lines[at:at+len(old)], with)})
 		cursor = at + len(old)
 	}
 	for k := len(repls) - 1; k >= 0; k-- {
@@ -248,6 +256,34 @@ func applyChunks(text string, chunks []Chunk, path string) (string, error) {
 		return "", nil
 	}
 	return strings.Join(lines, "\n") + "\n", nil
+}
+
+// keepContext is with, the hunk's new lines, with each context line taken
+// from matched, the file's lines that the hunk's old lines matched.
+func keepContext(c Chunk, matched, with []string) []string {
+	out := make([]string, 0, len(with))
+	oi, ni := 0, 0
+	for _, op := range c.Ops {
+		if ni >= len(with) && op != '-' {
+			break
+		}
+		switch op {
+		case ' ':
+			if oi < len(matched) {
+				out = append(out, matched[oi])
+			} else {
+				out = append(out, with[ni])
+			}
+			oi++
+			ni++
+		case '-':
+			oi++
+		case '+':
+			out = append(out, with[ni])
+			ni++
+		}
+	}
+	return append(out, with[min(ni, len(with)):]...)
 }
 
 // seek finds pat in lines at or after start: exactly, then ignoring
