@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 )
 
@@ -380,6 +381,7 @@ func (s *service) applyPatch(_ context.Context, in PatchInput) (PatchResult, str
 		if r == "." {
 			return nil, errorf(CodeInvalidArgs, "%s is the workspace folder; a patch changes files", p)
 		}
+		r = filepath.Clean(r)
 		if st, ok := states[r]; ok {
 			return st, nil
 		}

@@ -96,25 +96,38 @@ func (w *fsys) rel(p string) (string, error) {
 	if p == "" {
 		p = "."
 	}
-	var r string
+	// The lexical checks below only give plain mistakes a clear message.
+	// What is returned keeps its `..` components: os.Root resolves them
+	// after the links before them, as the kernel does, so that
+	// "link/../x" means what it means to a shell.
+	raw := p
 	if filepath.IsAbs(p) {
 		c := filepath.Clean(p)
-		var ok bool
-		if r, ok = within(w.dir, c); !ok {
+		r, ok := within(w.dir, c)
+		if !ok {
 			if r, ok = within(w.real, c); !ok {
 				return "", w.outside(p)
 			}
 		}
-	} else {
-		r = filepath.Clean(p)
-		if r == ".." || strings.HasPrefix(r, "../") {
-			return "", w.outside(p)
+		raw = r
+		for _, d := range []string{w.dir, w.real} {
+			if rest, ok := strings.CutPrefix(p, d+"/"); ok && d != "/" {
+				raw = rest
+				break
+			}
 		}
 	}
-	if w.inHomeRel(r) {
+	clean := filepath.Clean(raw)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", w.outside(p)
+	}
+	if w.inHomeRel(clean) {
 		return "", w.homeRefused(p)
 	}
-	return r, nil
+	if clean == "." {
+		return ".", nil
+	}
+	return raw, nil
 }
 
 func (w *fsys) inHomeRel(r string) bool {
@@ -246,8 +259,10 @@ func (w *fsys) readAll(p string, max int64) ([]byte, fs.FileInfo, error) {
 // folder. Every change to rel's name then happens in that one folder, so
 // a link swapped meanwhile cannot move the change elsewhere.
 func (w *fsys) parentDir(rel, shown string, create bool) (*os.Root, string, error) {
-	dir, name := filepath.Split(rel)
-	dir = filepath.Clean(dir)
+	dir, name := filepath.Split(strings.TrimRight(rel, "/"))
+	if dir = strings.TrimRight(dir, "/"); dir == "" {
+		dir = "."
+	}
 	if name == "" || name == "." || name == ".." {
 		return nil, "", errorf(CodeInvalidArgs, "%s names a folder, not a file; pass a file path", shown)
 	}
