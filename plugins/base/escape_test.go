@@ -103,7 +103,9 @@ func TestEscapes(t *testing.T) {
 	f := newEscapeFixture(t)
 	f.outside = filepath.Join(f.parent, "outside")
 	before := f.outsideState()
-	abs := func(p string) string { return strings.ReplaceAll(p, "/outside-new.txt", filepath.Join(f.outside, "new.txt")) }
+	abs := func(p string) string {
+		return strings.ReplaceAll(p, "/outside-new.txt", filepath.Join(f.outside, "new.txt"))
+	}
 	calls := func(p string) []struct {
 		tool string
 		args map[string]any

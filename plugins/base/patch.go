@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -248,6 +249,14 @@ func applyChunks(text string, chunks []Chunk, path string) (string, error) {
 		}
 		repls = append(repls, repl{at: at, n: len(old), with: keepContext(c, lines[at:at+len(old)], with)})
 		cursor = at + len(old)
+	}
+	// A pure addition goes at the end, so hunks are not always in file
+	// order: sort them, and refuse hunks that change the same lines.
+	sort.SliceStable(repls, func(i, j int) bool { return repls[i].at < repls[j].at })
+	for k := 1; k < len(repls); k++ {
+		if repls[k].at < repls[k-1].at+repls[k-1].n {
+			return "", errorf(CodeNoMatch, "%s: two hunks change the same lines; merge them into one. Nothing was changed", path)
+		}
 	}
 	for k := len(repls) - 1; k >= 0; k-- {
 		r := repls[k]
