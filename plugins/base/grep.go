@@ -387,7 +387,10 @@ func searchFile(dir *os.Root, name string, buf []byte, m *lineMatcher) (h hit, _
 	if fi.Size() > maxEditBytes {
 		return h, buf, false, true
 	}
-	n := int(fi.Size()) + 1 // +1 sees growth and EOF in one read
+	// Read the size fstat gave, no more: one read per file, where reading
+	// to EOF would cost a second. A file that grows meanwhile is searched
+	// as it was.
+	n := int(fi.Size())
 	if cap(buf) < n {
 		buf = make([]byte, 0, n+n/4)
 	}
