@@ -53,7 +53,7 @@ func isText(b []byte) bool {
 
 func notText(p string, sample []byte) error {
 	kind := http.DetectContentType(sample)
-	hint := "exec a tool that understands it"
+	hint := "use exec with a tool that understands it (file, xxd, ...)"
 	switch {
 	case strings.HasPrefix(kind, "image/"):
 		hint = "use read_image_file"

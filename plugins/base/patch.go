@@ -420,7 +420,7 @@ func (s *service) applyPatch(_ context.Context, in PatchInput) (PatchResult, str
 			res.Added = append(res.Added, op.Path)
 		case OpDelete:
 			if !st.exists {
-				return PatchResult{}, "", errorf(CodeNotFound, "%s (patch line %d) cannot be deleted: it does not exist. Nothing was changed", op.Path, op.Line)
+				return PatchResult{}, "", errorf(CodeNotFound, "%s (patch line %d) cannot be deleted: it does not exist; use list_dir to check the path. Nothing was changed", op.Path, op.Line)
 			}
 			st.exists, st.data = false, nil
 			res.Deleted = append(res.Deleted, op.Path)

@@ -183,7 +183,7 @@ func (w *fsys) fail(shown string, err error) error {
 	case w.escape != nil && errors.Is(inner, w.escape):
 		return w.outside(shown)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-		return errorf(CodeNotFound, "%s does not exist; list_dir or grep_files show what is there", shown)
+		return errorf(CodeNotFound, "%s does not exist; use list_dir or grep_files to find the right path", shown)
 	case errors.Is(err, syscall.ELOOP):
 		return errorf(CodePathOutside, "%s: too many levels of symbolic links; use the file's real path inside the workspace", shown)
 	case errors.Is(err, fs.ErrPermission):
