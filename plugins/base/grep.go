@@ -267,7 +267,7 @@ func (w *fsys) search(ctx context.Context, p string, m *lineMatcher, inc include
 	}
 	var werr error
 	if fi.IsDir() {
-		werr = w.walk(ctx, rel, nil, inc, jobs)
+		werr = w.walk(ctx, rel, w.parentIgnores(rel), inc, jobs)
 	} else {
 		dir, name := filepath.Split(rel)
 		d, err := w.root.OpenRoot(filepath.Clean(dir))
@@ -358,6 +358,24 @@ func (w *fsys) walk(ctx context.Context, rel string, ignore []gitignore.Pattern,
 		}
 	}
 	return nil
+}
+
+// parentIgnores reads the .gitignore files of the folders above rel, so
+// that searching a subfolder honours the rules of the workspace root.
+func (w *fsys) parentIgnores(rel string) []gitignore.Pattern {
+	clean := filepath.Clean(rel)
+	if clean == "." {
+		return nil
+	}
+	comps := strings.Split(clean, string(filepath.Separator))
+	var out []gitignore.Pattern
+	for i := range comps {
+		domain := comps[:i]
+		if data, err := w.root.ReadFile(filepath.Join(append(append([]string{}, domain...), ".gitignore")...)); err == nil {
+			out = append(out, parseIgnore(data, domain)...)
+		}
+	}
+	return out
 }
 
 func parseIgnore(data []byte, domain []string) []gitignore.Pattern {

@@ -18,6 +18,7 @@ func TestGrepFiles(t *testing.T) {
 		"web/app.tsx":         "export const App = () => run();\n",
 		"web/.gitignore":      "generated.ts\n",
 		"web/generated.ts":    "function run() {}\n",
+		"web/trace.log":       "run()\n",
 		"build/out.go":        "func run() {}\n",
 		"debug.log":           "run() failed\n",
 		"keep.log":            "run() kept\n",
