@@ -9,6 +9,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -16,21 +17,40 @@ import (
 // benchTree writes a 10,000-file source tree (20 × 10 folders of 50
 // files, about 4 KB each, 40 MB) in which about 2% of the files hold
 // processOrder and about 1% define a func process<Name>(.
+// It is written once per test binary (make bench runs each benchmark six
+// times) and removed by TestMain.
 func benchTree(b *testing.B) string {
 	b.Helper()
-	dir := b.TempDir()
+	treeOnce.Do(func() { treeDir, treeErr = writeBenchTree() })
+	if treeErr != nil {
+		b.Fatal(treeErr)
+	}
+	return treeDir
+}
+
+var (
+	treeOnce sync.Once
+	treeDir  string
+	treeErr  error
+)
+
+func writeBenchTree() (string, error) {
+	dir, err := os.MkdirTemp("", "base-grep-bench-")
+	if err != nil {
+		return "", err
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	words := strings.Fields("the a value result error ctx config handler request response client server index count " +
 		"buffer string int return if else for range func var const type struct map slice make append len nil true false")
 	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.tmp\n"), 0o644); err != nil {
-		b.Fatal(err)
+		return dir, err
 	}
 	n := 0
 	for i := range 20 {
 		for j := range 10 {
 			sub := filepath.Join(dir, fmt.Sprintf("pkg%02d", i), fmt.Sprintf("mod%02d", j))
 			if err := os.MkdirAll(sub, 0o755); err != nil {
-				b.Fatal(err)
+				return dir, err
 			}
 			for k := range 50 {
 				var sb strings.Builder
@@ -51,12 +71,12 @@ func benchTree(b *testing.B) string {
 				}
 				n++
 				if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("file%03d.go", k)), []byte(sb.String()), 0o644); err != nil {
-					b.Fatal(err)
+					return dir, err
 				}
 			}
 		}
 	}
-	return dir
+	return dir, nil
 }
 
 // BenchmarkGrepFiles is the grep_files row of SPEC §11: the tool's whole

@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 	case "host":
 		os.Exit(helperHost())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if treeDir != "" {
+		os.RemoveAll(treeDir)
+	}
+	os.Exit(code)
 }
 
 func helperPlugin() int {
