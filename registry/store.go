@@ -54,6 +54,11 @@ type Entry struct {
 	// Stamp fingerprints a linked (dev) skill's folder at its last build;
 	// a different stamp means its sources changed and it is relinked.
 	Stamp string `json:"stamp,omitempty"`
+
+	// NamedOnly skills are active only when AGENT_SKILLS names them: all
+	// and all-untrusted leave them out (the bundled base skill, whose
+	// shell is a choice made by name).
+	NamedOnly bool `json:"named_only,omitempty"`
 }
 
 // Source values of Entry.
