@@ -20,7 +20,7 @@ func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, e
 	}
 	byCanon := map[string]registry.Entry{}
 	for _, e := range bundled.Entries() {
-		byCanon[e.Canonical] = e
+		byCanon[e.Canonical] = withBuiltinTools(e)
 	}
 	for _, e := range installed {
 		byCanon[e.Canonical] = e
@@ -49,7 +49,7 @@ func FindEntry(ctx context.Context, store *registry.Store, name string) (registr
 	var names []string
 	for _, b := range bundled.Entries() {
 		if b.Canonical == canon {
-			return b, nil
+			return withBuiltinTools(b), nil
 		}
 		names = append(names, b.Canonical)
 	}

@@ -56,6 +56,9 @@ func activateHint(v *workspace.View) string {
 		case s.Active:
 			names = append(names, s.Entry.Canonical)
 		case s.Reason != workspace.ReasonNotSelected:
+		// A named-only skill (base, a shell) is never suggested: giving
+		// it to a model is a choice made by name.
+		case s.Entry.NamedOnly:
 		case s.Entry.Source == registry.SourceBundled:
 			bundledOff = append(bundledOff, s.Entry.Canonical)
 		default:
