@@ -46,6 +46,7 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("MISSING_URL", base+"/does-not-exist")
 			env.Setenv("PLUGINS_URL", pluginsURL)
+			env.Setenv("THIS_REPO", moduleRoot)
 			env.Setenv("PLUGINS_FILE_URL", plugins.FileURL())
 			env.Setenv("AGENT_HOME", filepath.Join(env.WorkDir, "home"))
 			for _, kv := range goEnv {
@@ -65,6 +66,11 @@ func TestScripts(t *testing.T) {
 			case "hello_extended":
 				_, err := os.Stat(filepath.Join(moduleRoot, "examples", "skills", "hello-extended", "SKILL.md"))
 				return err == nil, nil
+			case "this_repo":
+				// A clone of this repository (not a git worktree, whose
+				// .git is a file the local transport does not follow).
+				fi, err := os.Stat(filepath.Join(moduleRoot, ".git"))
+				return err == nil && fi.IsDir(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
