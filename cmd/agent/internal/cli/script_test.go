@@ -46,7 +46,11 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("MISSING_URL", base+"/does-not-exist")
 			env.Setenv("PLUGINS_URL", pluginsURL)
-			env.Setenv("THIS_REPO", moduleRoot)
+			thisRepo, err := filepath.Abs(moduleRoot)
+			if err != nil {
+				return err
+			}
+			env.Setenv("THIS_REPO", thisRepo)
 			env.Setenv("PLUGINS_FILE_URL", plugins.FileURL())
 			env.Setenv("AGENT_HOME", filepath.Join(env.WorkDir, "home"))
 			for _, kv := range goEnv {
