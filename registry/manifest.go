@@ -131,7 +131,13 @@ func LoadManifest(dir string) (*Manifest, []Problem, error) {
 		}
 		return nil, nil, fmt.Errorf("load manifest: %w", err)
 	}
-	return ParseManifest(file, data)
+	// The folder's own name ("." is the current folder's), for a SKILL.md
+	// that gives none.
+	folder := filepath.Base(dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		folder = filepath.Base(abs)
+	}
+	return parseManifest(file, folder, data)
 }
 
 // knownKeys is the set of front matter keys the manifest understands.
