@@ -545,7 +545,13 @@ func (p *parser) validate(m *Manifest, nameLine, descLine, bodyLine int) {
 	if n := utf8.RuneCountInString(m.Description); n > MaxDescriptionLen {
 		p.warnf(max(descLine, 1), "description is %d characters, over the recommended %d; consider moving detail into the body", n, MaxDescriptionLen)
 	}
-	for _, f := range []struct{ key, val string }{{"version", m.Version}, {"min_agent_version", m.MinAgentVersion}, {"max_agent_version", m.MaxAgentVersion}} {
+	if m.Version != "" {
+		if _, err := semver.NewVersion(m.Version); err != nil {
+			// Only shown, never compared: a skill is not refused for it.
+			p.warnf(p.keyLine("version"), "version %q is not a semantic version; it is shown as written; use a form like 1.2.0", m.Version)
+		}
+	}
+	for _, f := range []struct{ key, val string }{{"min_agent_version", m.MinAgentVersion}, {"max_agent_version", m.MaxAgentVersion}} {
 		if f.val == "" {
 			continue
 		}
