@@ -375,7 +375,7 @@ func (s *Store) read() ([]Entry, error) {
 
 // corruptAdvice is what to do about a corrupt registry.json. Nothing is
 // rewritten or deleted while it is corrupt.
-const corruptAdvice = "nothing was changed. Restore it from a backup or fix it by hand; " +
+const corruptAdvice = "nothing was changed (it is never replaced automatically). Restore it from a backup or fix it by hand; " +
 	"or move it away to start an empty registry (the skill folders under skills/ then have no entries: remove them and add the skills again)"
 
 // checkPaths refuses an entry that points outside AGENT_HOME: its folder
