@@ -49,8 +49,13 @@ type Entry struct {
 	// refuses a SKILL.md edited after install. Empty for entries written
 	// before it was recorded, and for bundled skills.
 	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
-	Tools          []Tool `json:"tools,omitempty"`
-	PreviousSHA    string `json:"previous_sha,omitempty"`
+	// DirHash is the h1: hash (golang.org/x/mod/sumdb/dirhash) of the
+	// installed folder, recorded at add, update and trust; CheckIntegrity
+	// refuses the skill at first use when its files no longer match.
+	// Empty for bundled skills and entries written before it was recorded.
+	DirHash     string `json:"dir_hash,omitempty"`
+	Tools       []Tool `json:"tools,omitempty"`
+	PreviousSHA string `json:"previous_sha,omitempty"`
 }
 
 // Source values of Entry.
@@ -216,6 +221,7 @@ func (s *Store) Remove(ctx context.Context, name string) (Entry, error) {
 		s.at("remove:committed")
 		_ = os.RemoveAll(s.skillDir(out.Canonical))
 		_ = os.RemoveAll(filepath.Join(s.PluginsDir(), out.Canonical))
+		_ = os.Remove(s.integrityPath(out.Canonical))
 		_ = os.Remove(marker)
 	})
 	if err != nil {
