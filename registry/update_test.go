@@ -72,6 +72,12 @@ func TestUpdateWithinConstraint(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(e.Path, "f")); string(b) != "1.2" {
 		t.Errorf("installed f = %q", b)
 	}
+	if err := s.CheckIntegrity(e); err != nil {
+		t.Errorf("CheckIntegrity after update: %v", err)
+	}
+	if rec := s.readRecord(e); rec == nil || rec.DirHash != e.DirHash {
+		t.Errorf("integrity record after update = %+v; want one for %s", rec, e.DirHash)
+	}
 	assertConsistent(t, s)
 }
 
