@@ -48,12 +48,12 @@ func TestReliabilityWholeSkillIntegrity(t *testing.T) {
 	useSkill := func() run { return agent(t, environ, "call", "use_skill", `{"skill":"scripty"}`) }
 
 	type edit struct {
-		name   string
-		skill  entry
-		file   string // relative to the skill; what verify must name
-		kind   string // changed, added, removed; "" means accepted
-		do     func(t *testing.T, p string)
-		use    func() run
+		name  string
+		skill entry
+		file  string // relative to the skill; what verify must name
+		kind  string // changed, added, removed; "" means accepted
+		do    func(t *testing.T, p string)
+		use   func() run
 	}
 	write := func(content string) func(*testing.T, string) {
 		return func(t *testing.T, p string) {
