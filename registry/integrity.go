@@ -182,6 +182,12 @@ func (s *Store) integrityPath(canonical string) string {
 // files. Symbolic links and other non-regular files are refused (SPEC §3:
 // one rule at install and at run); __pycache__ folders are left out.
 func HashSkill(dir string) (string, *integrityRecord, error) {
+	return hashSkill(dir, time.Now())
+}
+
+// hashSkill is HashSkill with the time the hash is taken at, which decides
+// which fingerprints are racy.
+func hashSkill(dir string, now time.Time) (string, *integrityRecord, error) {
 	names, bad, err := skillFiles(dir)
 	if err != nil {
 		return "", nil, err
@@ -196,7 +202,7 @@ func HashSkill(dir string) (string, *integrityRecord, error) {
 			return nil, err
 		}
 		r := &fileRecord{}
-		r.setFingerprint(fingerprintOf(fi), time.Now())
+		r.setFingerprint(fingerprintOf(fi), now)
 		rec.Files[name] = r
 		return &teeSum{f: f, h: sha256.New(), rec: r}, nil
 	})
@@ -346,7 +352,7 @@ func (s *Store) Verify(e Entry, full bool) (c Changes, recorded bool, err error)
 	c.Want = e.DirHash
 	rec := s.readRecord(e)
 	if rec == nil || full {
-		h1, fresh, err := HashSkill(e.Path)
+		h1, fresh, err := hashSkill(e.Path, s.now())
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && pe.Path == e.Path {
