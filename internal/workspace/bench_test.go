@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,7 +52,21 @@ func benchSkill(b *testing.B, home string, n, size int) *ActiveSkill {
 // script run or a plugin launch (SPEC §5): "cached" is the fingerprint
 // path that every use takes when nothing changed (a walk and a stat per
 // file), "full" re-hashes every file, as 'agent skill verify' does.
+//
+// "python3-start" is what the check precedes at the least: starting
+// python3 on an empty script, for the ratio in docs/benchmarks.md.
 func BenchmarkFirstUseCheck(b *testing.B) {
+	b.Run("python3-start", func(b *testing.B) {
+		py, err := osexec.LookPath("python3")
+		if err != nil {
+			b.Skip("no python3")
+		}
+		for b.Loop() {
+			if err := osexec.Command(py, "-c", "pass").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, sz := range []struct{ files, size int }{{20, 4 << 10}, {200, 25 << 10}} {
 		b.Run(fmt.Sprintf("files=%d/size=%dKiB/cached", sz.files, sz.size>>10), func(b *testing.B) {
 			home := b.TempDir()
