@@ -118,7 +118,13 @@ func (s *Store) markTrusted(e Entry, b *trustBuild) (Entry, error) {
 		}
 		out = cur
 		return replace(entries, cur), nil
-	}, nil)
+	}, func() {
+		// An entry from before dir_hash was recorded gets its per-file
+		// record now, so that changes can be named.
+		if b != nil && e.DirHash == "" {
+			s.writeRecord(e.Canonical, b.inst.record)
+		}
+	})
 	if err != nil {
 		return Entry{}, err
 	}
