@@ -64,7 +64,7 @@ func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entr
 	repoDir := w.path("repo")
 	repo, err := s.git().Clone(ctx, e.GitURL, repoDir, req.Progress)
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, fmt.Errorf("fetch the pinned commit to build its plugin (trust builds from the source): %w", err)
 	}
 	if err := checkout(repo, plumbing.NewHash(e.CommitSHA)); err != nil {
 		return Entry{}, fmt.Errorf("check out the pinned commit %s: %w", short(e.CommitSHA), err)
