@@ -211,7 +211,7 @@ func printInstalled(w io.Writer, e registry.Entry) {
 	if e.Trusted {
 		fmt.Fprintf(w, "  trusted: activate it with AGENT_SKILLS=all or AGENT_SKILLS=%s\n", e.Canonical)
 	} else {
-		fmt.Fprintf(w, "  untrusted: activate it with AGENT_SKILLS=all-untrusted, or trust it with 'agent skill trust %s'\n", e.Canonical)
+		fmt.Fprintf(w, "  untrusted: files only; no plugin is built and no script or plugin runs until you trust it with 'agent skill trust %s'\n", e.Canonical)
 	}
 }
 

@@ -185,7 +185,7 @@ func newPluginsRepo(t *testing.T) *gittest.Repo {
 	// Where this repository keeps it: outside the step 2 locations, so that
 	// adding it by name exercises the full walk (SPEC §6 step 3).
 	gittest.AddTree(t, files, filepath.Join(moduleRoot, "examples", "skills", "hello-extended"), "examples/skills/hello-extended")
-	for _, name := range []string{"greeter", "rival"} {
+	for _, name := range []string{"greeter", "marker", "rival"} {
 		for k, v := range gittest.PluginModule(t, "skills/"+name+"/plugin", "example.com/"+name+"/plugin") {
 			files[k] = v
 		}
@@ -235,6 +235,46 @@ func main() {
 		}),
 		sdk.NewTool("fail", "Always fails.", func(ctx context.Context, in struct{}) (string, error) {
 			return "", sdk.Errorf("tool_failed", "failed on purpose")
+		}),
+	))
+}
+`,
+	// marker's code leaves a file wherever it runs: its plugin's init(),
+	// before any handshake, and its script. untrusted_code.txtar shows
+	// that neither runs until the skill is trusted.
+	"skills/marker/SKILL.md": `---
+name: marker
+description: Leaves a marker file when its code runs.
+plugin:
+  build: ./plugin
+permissions:
+  env: [MARKER_FILE]
+---
+Call mark.
+`,
+	"skills/marker/scripts/mark.py": `import os
+open(os.environ.get("MARKER_FILE", "/dev/null") + ".script", "w").write("ran")
+print("{}")
+`,
+	"skills/marker/plugin/main.go": `package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/agentskills/agent/sdk"
+)
+
+func init() {
+	if p := os.Getenv("MARKER_FILE"); p != "" {
+		os.WriteFile(p, []byte("init ran"), 0o644)
+	}
+}
+
+func main() {
+	sdk.Serve(sdk.NewSkill(
+		sdk.NewTool("mark", "Leave the marker.", func(ctx context.Context, in struct{}) (string, error) {
+			return "marked", nil
 		}),
 	))
 }
