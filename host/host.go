@@ -84,6 +84,11 @@ type Host struct {
 	procs  map[string]*proc
 	closed atomic.Bool
 
+	// sealed holds one verified, sealed copy per plugin version (path and
+	// sha256): every restart launches from it without touching the path.
+	sealMu sync.Mutex
+	sealed map[string]*sealedBinary
+
 	bg sync.WaitGroup // cleanup of killed plugins
 }
 
@@ -123,7 +128,25 @@ func New(opts ...Option) *Host {
 		verifier: newVerifier(cfg.stateDir),
 		level:    level.String(),
 		procs:    map[string]*proc{},
+		sealed:   map[string]*sealedBinary{},
 	}
+}
+
+// sealedCopy returns the sealed copy of p's binary, making (and verifying)
+// it on first use.
+func (h *Host) sealedCopy(p Plugin) (*sealedBinary, error) {
+	key := p.Path + "\x00" + strings.ToLower(p.SHA256)
+	h.sealMu.Lock()
+	defer h.sealMu.Unlock()
+	if s := h.sealed[key]; s != nil {
+		return s, nil
+	}
+	s, err := h.verifier.seal(p)
+	if err != nil {
+		return nil, err
+	}
+	h.sealed[key] = s
+	return s, nil
 }
 
 // Register adds or replaces a plugin definition. It starts nothing; a
@@ -276,31 +299,27 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 	return inst, nil
 }
 
-// isScript reports a "#!" file: its interpreter opens the script by the
-// path it is given, and /proc/self/fd/N is closed by then, so scripts run
-// by path.
-func isScript(f *os.File) bool {
-	var b [2]byte
-	n, _ := f.ReadAt(b[:], 0)
-	return n == 2 && b == [2]byte{'#', '!'}
-}
-
-var procSelfFD = sync.OnceValue(func() bool {
-	_, err := os.Stat("/proc/self/fd")
-	return err == nil
-})
-
 func (h *Host) launch(p Plugin) (*instance, error) {
 	execPath := p.Path
+	var extra []*os.File
 	if p.SHA256 != "" {
-		f, err := h.verifier.open(p)
+		s, err := h.sealedCopy(p)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		if procSelfFD() && !isScript(f) {
-			// Run the very file we verified, not whatever the path names now.
-			execPath = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+		switch {
+		case !sealedCopies:
+			execPath = s.f.Name()
+		case s.script:
+			// The interpreter opens the script by the name the kernel gives
+			// it, so the copy must still be open after exec: it becomes the
+			// child's fd 3 (not close-on-exec) and the script's $0 is
+			// /proc/self/fd/3.
+			extra = []*os.File{s.f}
+			execPath = "/proc/self/fd/3"
+		default:
+			// Resolved by execve before close-on-exec descriptors close.
+			execPath = fmt.Sprintf("/proc/self/fd/%d", s.f.Fd())
 		}
 	}
 	log := h.cfg.logger.Named(p.Name)
@@ -330,6 +349,7 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 				Args:        append([]string{p.Path}, p.Args...),
 				Env:         env,
 				Dir:         p.Dir,
+				ExtraFiles:  extra,
 				SysProcAttr: sysProcAttr(),
 			}
 			run = newRunner(p.Name, log, cmd)
@@ -378,6 +398,12 @@ func (h *Host) Close() error {
 		}
 	}
 	h.bg.Wait()
+	h.sealMu.Lock()
+	for k, s := range h.sealed {
+		s.close()
+		delete(h.sealed, k)
+	}
+	h.sealMu.Unlock()
 	return nil
 }
 

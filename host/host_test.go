@@ -282,6 +282,7 @@ func TestFingerprintFastPath(t *testing.T) {
 	run := func(t *testing.T) (*Host, error) {
 		t.Helper()
 		h := New(WithLogger(testLogger(nil, hclog.Info)), WithStateDir(state))
+		h.verifier.settle = 0 // the copy was just written
 		h.Register(p)
 		_, err := h.Invoke(context.Background(), "fp", "echo", json.RawMessage(`{"text":"x"}`))
 		_ = h.Close()

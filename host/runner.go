@@ -63,7 +63,7 @@ func (r *procRunner) Start(context.Context) error {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 2 * time.Millisecond)
 		}
-		cmd := &exec.Cmd{Path: template.Path, Args: template.Args, Env: template.Env, Dir: template.Dir, SysProcAttr: template.SysProcAttr}
+		cmd := &exec.Cmd{Path: template.Path, Args: template.Args, Env: template.Env, Dir: template.Dir, ExtraFiles: template.ExtraFiles, SysProcAttr: template.SysProcAttr}
 		if r.rawStdout, err = cmd.StdoutPipe(); err != nil {
 			return err
 		}
