@@ -20,34 +20,56 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 )
 
-// procRunner is our go-plugin runner: it starts the verified binary with
-// the exact environment, asks the kernel to kill the child when the host
-// dies, and filters stdout so that stray prints cannot break the
-// handshake.
+// procRunner is our go-plugin runner: it starts the verified copy with
+// the exact environment in a process group of its own, asks the kernel to
+// kill the child when the host dies, and filters stdout so that stray
+// prints cannot break the handshake.
+//
+// go-plugin reads the plugin's stdout and stderr to EOF before it waits
+// for the process, so a descendant that inherited them (a wrapper's
+// `sleep 30 &`) would keep the host waiting. The runner therefore watches
+// the process itself: when it exits, its whole process group is killed,
+// and the pipes are closed after a short drain.
 type procRunner struct {
 	name   string
 	logger hclog.Logger
 	cmd    *exec.Cmd
 
-	rawStdout io.ReadCloser
-	stderr    io.ReadCloser
+	rawStdout *os.File
+	stderr    *eofReader
 	stdout    *io.PipeReader
 	stdoutW   *io.PipeWriter
+	stdoutEOF chan struct{}
 
-	pid    int
+	pid int
+	// mu orders signals to the group before the leader is reaped, after
+	// which its pid (and so the group id) could be reused.
+	mu     sync.Mutex
+	reaped bool
 	exited atomic.Bool
 	done   chan struct{}
-	// waitErr is set before done closes.
+	// waitErr is set before done closes, which happens once the pipes
+	// are drained.
 	waitErr error
 }
 
 var _ runner.Runner = (*procRunner)(nil)
 
+// Grace periods of a stopping plugin.
+const (
+	// termGrace is how long a plugin told to stop (SIGTERM) has to end
+	// its descendants and exit before its whole group is SIGKILLed.
+	termGrace = 500 * time.Millisecond
+	// pipeDrain is how long the host keeps reading what an exited plugin
+	// wrote before it closes the pipes that escaped descendants may hold.
+	pipeDrain = 250 * time.Millisecond
+)
+
 func newRunner(name string, logger hclog.Logger, cmd *exec.Cmd) *procRunner {
 	pr, pw := io.Pipe()
 	return &procRunner{
 		name: name, logger: logger, cmd: cmd,
-		stdout: pr, stdoutW: pw,
+		stdout: pr, stdoutW: pw, stdoutEOF: make(chan struct{}),
 		done: make(chan struct{}),
 	}
 }
@@ -64,18 +86,29 @@ func (r *procRunner) Start(context.Context) error {
 			time.Sleep(time.Duration(attempt) * 2 * time.Millisecond)
 		}
 		cmd := &exec.Cmd{Path: template.Path, Args: template.Args, Env: template.Env, Dir: template.Dir, ExtraFiles: template.ExtraFiles, SysProcAttr: template.SysProcAttr}
-		if r.rawStdout, err = cmd.StdoutPipe(); err != nil {
+		var outR, outW, errR, errW *os.File
+		if outR, outW, err = os.Pipe(); err != nil {
 			return err
 		}
-		if r.stderr, err = cmd.StderrPipe(); err != nil {
+		if errR, errW, err = os.Pipe(); err != nil {
+			outR.Close()
+			outW.Close()
 			return err
 		}
-		if err = spawn(cmd); err == nil {
+		cmd.Stdout, cmd.Stderr = outW, errW
+		err = spawn(cmd)
+		outW.Close()
+		errW.Close()
+		if err == nil {
 			r.cmd = cmd
 			r.pid = cmd.Process.Pid
+			r.rawStdout, r.stderr = outR, &eofReader{f: errR, eof: make(chan struct{})}
 			go r.filterStdout()
+			go r.watch()
 			return nil
 		}
+		outR.Close()
+		errR.Close()
 		if !errors.Is(err, syscall.ETXTBSY) {
 			break
 		}
@@ -83,6 +116,53 @@ func (r *procRunner) Start(context.Context) error {
 	_ = r.stdoutW.Close()
 	return err
 }
+
+// watch reaps the plugin: when it exits, everything left in its process
+// group is killed first (while its pid is still ours), then the pipes get
+// pipeDrain to deliver the last output before they are closed.
+func (r *procRunner) watch() {
+	if waitNoReap {
+		waitExit(r.pid)
+		r.mu.Lock()
+		killGroup(r.pid)
+		r.reaped = true
+		r.mu.Unlock()
+	}
+	err := r.cmd.Wait()
+	if !waitNoReap {
+		killGroup(r.pid)
+	}
+	r.waitErr = err
+	r.exited.Store(true)
+	drain := time.NewTimer(pipeDrain)
+	defer drain.Stop()
+	for _, eof := range []chan struct{}{r.stdoutEOF, r.stderr.eof} {
+		select {
+		case <-eof:
+		case <-drain.C:
+		}
+	}
+	_ = r.rawStdout.Close()
+	_ = r.stderr.f.Close()
+	close(r.done)
+}
+
+// eofReader tells when its reader saw the end of the stream.
+type eofReader struct {
+	f    *os.File
+	eof  chan struct{}
+	once sync.Once
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.f.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.eof) })
+	}
+	return n, err
+}
+
+func (e *eofReader) Close() error { return e.f.Close() }
 
 // handshakeLine finds go-plugin's handshake ("1|1|unix|/path|grpc|") in a
 // stdout line, also when a partial print without a newline precedes it.
@@ -98,6 +178,7 @@ func findHandshake(line string) (string, bool) {
 }
 
 func (r *procRunner) filterStdout() {
+	defer close(r.stdoutEOF)
 	defer r.stdoutW.Close()
 	sc := bufio.NewScanner(r.rawStdout)
 	sc.Buffer(make([]byte, 4096), 1<<20)
@@ -132,21 +213,40 @@ func (r *procRunner) Diagnose(context.Context) string {
 }
 
 func (r *procRunner) Wait(context.Context) error {
-	err := r.cmd.Wait()
-	r.waitErr = err
-	r.exited.Store(true)
-	close(r.done)
-	return err
+	<-r.done
+	return r.waitErr
 }
 
+// Kill asks the plugin to stop (SIGTERM: sdk.Serve then ends its
+// descendants, which a SIGKILL would orphan) and SIGKILLs its whole
+// process group if it is still there after termGrace.
 func (r *procRunner) Kill(context.Context) error {
 	if r.cmd.Process == nil {
 		return nil
 	}
-	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
+	r.signalGroup(false)
+	select {
+	case <-r.done:
+		return nil
+	case <-time.After(termGrace):
 	}
+	r.signalGroup(true)
 	return nil
+}
+
+// signalGroup sends SIGTERM to the plugin, or SIGKILL to its whole group,
+// unless it was already reaped.
+func (r *procRunner) signalGroup(kill bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reaped {
+		return
+	}
+	if kill {
+		killGroup(r.pid)
+	} else {
+		_ = syscall.Kill(r.pid, syscall.SIGTERM)
+	}
 }
 
 func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
