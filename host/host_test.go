@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -509,7 +510,12 @@ func TestHelperHost(t *testing.T) {
 		os.Stdout.WriteString("error " + err.Error() + "\n")
 		os.Exit(1)
 	}
-	os.Stdout.WriteString("pid " + string(res.Value) + "\n")
+	d, err := h.Invoke(context.Background(), "tp", "daemon", nil)
+	if err != nil {
+		os.Stdout.WriteString("error " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Stdout.WriteString("pid " + string(res.Value) + " " + string(d.Value) + "\n")
 	select {}
 }
 
@@ -529,13 +535,12 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helper host: %v", err)
 	}
-	pidStr, ok := strings.CutPrefix(strings.TrimSpace(line), "pid ")
-	if !ok {
+	var pid, daemon int
+	if _, err := fmt.Sscanf(line, "pid %d %d", &pid, &daemon); err != nil {
 		t.Fatalf("helper host said %q", line)
 	}
-	pid, err := strconv.Atoi(pidStr)
-	if err != nil {
-		t.Fatal(err)
+	if !alive(daemon) {
+		t.Fatalf("the plugin's daemon %d not running before the kill", daemon)
 	}
 	if !alive(pid) {
 		t.Fatalf("plugin %d not running before the kill", pid)
@@ -559,6 +564,10 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 			t.Fatalf("plugin %d still alive 2s after its host was SIGKILLed", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	// The plugin was a subreaper and ended its daemon before it exited.
+	if !gone(t, daemon, 2*time.Second) {
+		t.Errorf("the plugin's setsid daemon %d outlived the SIGKILLed host", daemon)
 	}
 }
 
