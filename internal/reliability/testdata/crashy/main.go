@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -46,6 +47,11 @@ type hangIn struct {
 	Seconds int `json:"seconds,omitempty"`
 }
 
+type daemonIn struct {
+	Token string `json:"token"`
+	Hang  bool   `json:"hang,omitempty"`
+}
+
 type bigIn struct {
 	MB int `json:"mb"`
 }
@@ -78,6 +84,17 @@ func main() {
 			case <-time.After(d):
 				return "done", nil
 			}
+		}),
+		sdk.NewTool("daemon", "Start a daemon tagged with token (sh starts it in a new session and exits); with hang, block until canceled.", func(ctx context.Context, in daemonIn) (string, error) {
+			script := `setsid python3 -c 'import time; time.sleep(600)' "$0" </dev/null >/dev/null 2>&1 &`
+			if err := exec.Command("/bin/sh", "-c", script, in.Token).Run(); err != nil {
+				return "", err
+			}
+			if in.Hang {
+				<-ctx.Done()
+				return "", ctx.Err()
+			}
+			return "started", nil
 		}),
 		sdk.NewTool("big", "Return a string of mb megabytes.", func(ctx context.Context, in bigIn) (string, error) {
 			return strings.Repeat("x", in.MB<<20), nil
