@@ -88,6 +88,9 @@ type Host struct {
 	// sha256): every restart launches from it without touching the path.
 	sealMu sync.Mutex
 	sealed map[string]*sealedBinary
+	// noTrace: starting children stopped at exec failed here (ptrace not
+	// allowed), so every launch uses a sealed copy.
+	noTrace atomic.Bool
 
 	bg sync.WaitGroup // cleanup of killed plugins
 }
@@ -132,10 +135,31 @@ func New(opts ...Option) *Host {
 	}
 }
 
+func sealKey(p Plugin) string { return p.Path + "\x00" + strings.ToLower(p.SHA256) }
+
+func (h *Host) hasSealed(p Plugin) bool {
+	h.sealMu.Lock()
+	defer h.sealMu.Unlock()
+	return h.sealed[sealKey(p)] != nil
+}
+
+// startsWithShebang reports a "#!" file, whose /proc/pid/exe would be its
+// interpreter: those always run from a sealed copy.
+func startsWithShebang(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [2]byte
+	n, _ := f.ReadAt(b[:], 0)
+	return n == 2 && b == [2]byte{'#', '!'}
+}
+
 // sealedCopy returns the sealed copy of p's binary, making (and verifying)
 // it on first use.
 func (h *Host) sealedCopy(p Plugin) (*sealedBinary, error) {
-	key := p.Path + "\x00" + strings.ToLower(p.SHA256)
+	key := sealKey(p)
 	h.sealMu.Lock()
 	defer h.sealMu.Unlock()
 	if s := h.sealed[key]; s != nil {
@@ -299,27 +323,35 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 	return inst, nil
 }
 
+// launch starts p's verified bytes, never a path someone can still
+// rewrite. The first start of a binary runs the installed file stopped at
+// exec and checks what the kernel holds (see verifier.checkExe), which
+// costs no copy; restarts, "#!" plugins and binaries that someone holds
+// open for writing run the version's sealed copy.
 func (h *Host) launch(p Plugin) (*instance, error) {
 	execPath := p.Path
 	var extra []*os.File
+	var atExec func(int) error
+	var busy func() (string, []*os.File, error)
+	attr := sysProcAttr()
 	if p.SHA256 != "" {
-		s, err := h.sealedCopy(p)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case !sealedCopies:
-			execPath = s.f.Name()
-		case s.script:
-			// The interpreter opens the script by the name the kernel gives
-			// it, so the copy must still be open after exec: it becomes the
-			// child's fd 3 (not close-on-exec) and the script's $0 is
-			// /proc/self/fd/3.
-			extra = []*os.File{s.f}
-			execPath = "/proc/self/fd/3"
-		default:
-			// Resolved by execve before close-on-exec descriptors close.
-			execPath = fmt.Sprintf("/proc/self/fd/%d", s.f.Fd())
+		if canTrace && !h.hasSealed(p) && !h.noTrace.Load() && !startsWithShebang(p.Path) {
+			attr.Ptrace = true
+			atExec = func(pid int) error { return h.verifier.checkExe(p, pid) }
+			busy = func() (string, []*os.File, error) {
+				s, err := h.sealedCopy(p)
+				if err != nil {
+					return "", nil, err
+				}
+				path, extra := s.exec()
+				return path, extra, nil
+			}
+		} else {
+			s, err := h.sealedCopy(p)
+			if err != nil {
+				return nil, err
+			}
+			execPath, extra = s.exec()
 		}
 	}
 	log := h.cfg.logger.Named(p.Name)
@@ -350,14 +382,22 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 				Env:         env,
 				Dir:         p.Dir,
 				ExtraFiles:  extra,
-				SysProcAttr: sysProcAttr(),
+				SysProcAttr: attr,
 			}
 			run = newRunner(p.Name, log, cmd)
+			run.atExec, run.busy = atExec, busy
 			return run, nil
 		},
 	})
 	fail := func(err error) (*instance, error) {
 		client.Kill()
+		if errors.Is(err, ErrTampered) {
+			return nil, err
+		}
+		if run != nil && run.traceDenied {
+			h.noTrace.Store(true) // ptrace is not allowed here: copies from now on
+			return h.launch(p)
+		}
 		msg := fmt.Sprintf("skill %q (%s): %v", p.Name, p.Path, err)
 		if t := lastLines(stderr.String(), 5); t != "" {
 			msg += "; plugin output: " + t

@@ -34,6 +34,14 @@ type procRunner struct {
 	name   string
 	logger hclog.Logger
 	cmd    *exec.Cmd
+	// atExec, with cmd.SysProcAttr.Ptrace, verifies the child while it is
+	// stopped at exec; see spawn.
+	atExec func(pid int) error
+	// busy, when set, is called once if the exec fails with ETXTBSY (a
+	// writer has the file open): it returns how to start from a sealed
+	// copy instead.
+	busy        func() (path string, extra []*os.File, err error)
+	traceDenied bool
 
 	rawStdout *os.File
 	stderr    *eofReader
@@ -96,7 +104,7 @@ func (r *procRunner) Start(context.Context) error {
 			return err
 		}
 		cmd.Stdout, cmd.Stderr = outW, errW
-		err = spawn(cmd)
+		err = spawn(cmd, r.atExec)
 		outW.Close()
 		errW.Close()
 		if err == nil {
@@ -109,8 +117,25 @@ func (r *procRunner) Start(context.Context) error {
 		}
 		outR.Close()
 		errR.Close()
+		if r.busy != nil && errors.Is(err, syscall.EPERM) {
+			r.traceDenied = true // PTRACE_TRACEME refused
+			break
+		}
 		if !errors.Is(err, syscall.ETXTBSY) {
 			break
+		}
+		if r.busy != nil {
+			// Someone has the plugin open for writing, so it cannot be
+			// run in place: run a sealed copy.
+			path, extra, berr := r.busy()
+			if berr != nil {
+				err = berr
+				break
+			}
+			r.busy, r.atExec = nil, nil
+			attr := *template.SysProcAttr
+			attr.Ptrace = false
+			template = &exec.Cmd{Path: path, Args: template.Args, Env: template.Env, Dir: template.Dir, ExtraFiles: extra, SysProcAttr: &attr}
 		}
 	}
 	_ = r.stdoutW.Close()
@@ -254,25 +279,29 @@ func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return 
 
 // spawn starts commands from one goroutine locked to its OS thread. Linux
 // delivers Pdeathsig when the *thread* that forked the child exits, and the
-// Go runtime may retire threads; this thread never exits.
-func spawn(cmd *exec.Cmd) error {
+// Go runtime may retire threads; this thread never exits. It is also the
+// tracer of children started stopped at exec (Ptrace), and only the
+// tracer's thread may let them go: atExec runs there, while the child is
+// stopped, and a non-nil error kills the child instead.
+func spawn(cmd *exec.Cmd, atExec func(pid int) error) error {
 	spawnOnce.Do(func() {
 		spawnCh = make(chan spawnReq)
 		go func() {
 			runtime.LockOSThread()
 			for req := range spawnCh {
-				req.done <- req.cmd.Start()
+				req.done <- startCmd(req.cmd, req.atExec)
 			}
 		}()
 	})
-	req := spawnReq{cmd: cmd, done: make(chan error, 1)}
+	req := spawnReq{cmd: cmd, atExec: atExec, done: make(chan error, 1)}
 	spawnCh <- req
 	return <-req.done
 }
 
 type spawnReq struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd    *exec.Cmd
+	atExec func(pid int) error
+	done   chan error
 }
 
 var (

@@ -1,6 +1,9 @@
 package host
 
 import (
+	"errors"
+	"fmt"
+	"os/exec"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,3 +30,52 @@ func waitExit(pid int) {
 }
 
 func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+// canTrace: this platform can start a child stopped at exec.
+const canTrace = true
+
+// startCmd starts cmd; with Ptrace it waits for the child's stop at exec,
+// runs atExec and lets the child go on (or kills it). Called on spawn's
+// thread, the tracer.
+func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Ptrace {
+		return nil
+	}
+	pid := cmd.Process.Pid
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return fmt.Errorf("wait for the plugin's exec: %w", err)
+		}
+		break
+	}
+	if !ws.Stopped() {
+		// It died before running anything (Wait4 reaped it).
+		return fmt.Errorf("plugin process ended before it ran: %v", ws)
+	}
+	var err error
+	if atExec != nil {
+		err = atExec(pid)
+	}
+	if err != nil {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		_ = cmd.Wait()
+		return err
+	}
+	// Detach swallows the SIGTRAP of the exec stop.
+	if derr := unix.PtraceDetach(pid); derr != nil {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		_ = cmd.Wait()
+		return errors.Join(errors.New("let the verified plugin run"), derr)
+	}
+	return nil
+}

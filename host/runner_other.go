@@ -2,7 +2,10 @@
 
 package host
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // sysProcAttr: no Pdeathsig outside Linux; sdk.Serve's parent poll is the
 // only guard there.
@@ -14,3 +17,7 @@ const waitNoReap = false
 func waitExit(int) {}
 
 func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+const canTrace = false
+
+func startCmd(cmd *exec.Cmd, _ func(pid int) error) error { return cmd.Start() }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,6 +160,23 @@ type sealedBinary struct {
 	script bool // starts with "#!": its interpreter opens it by name
 }
 
+// exec returns the path that executes the copy and the files the child
+// must inherit for it.
+func (s *sealedBinary) exec() (string, []*os.File) {
+	switch {
+	case !sealedCopies:
+		return s.f.Name(), nil
+	case s.script:
+		// The interpreter opens the script by the name the kernel gives
+		// it, so the copy must still be open after exec: it becomes the
+		// child's fd 3 (not close-on-exec) and the script's $0 is
+		// /proc/self/fd/3.
+		return "/proc/self/fd/3", []*os.File{s.f}
+	}
+	// Resolved by execve before close-on-exec descriptors close.
+	return fmt.Sprintf("/proc/self/fd/%d", s.f.Fd()), nil
+}
+
 func (s *sealedBinary) close() {
 	_ = s.f.Close()
 	if !sealedCopies {
@@ -243,6 +261,40 @@ func (v *verifier) seal(p Plugin) (*sealedBinary, error) {
 	}
 	ok = true
 	return s, nil
+}
+
+// checkExe proves that what the kernel is about to run as pid, stopped at
+// exec, is p's recorded binary. The kernel refuses to exec a file that
+// anyone has open for writing (a writable mapping included) and refuses
+// new writers while it runs, so the file /proc/pid/exe names cannot change
+// under us: an unchanged settled fingerprint proves it, else it is hashed.
+func (v *verifier) checkExe(p Plugin, pid int) error {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return fmt.Errorf("%w: skill %q: open the started plugin: %v", ErrStart, p.Name, err)
+	}
+	defer f.Close()
+	fp, err := statOf(f)
+	if err != nil {
+		return fmt.Errorf("%w: skill %q: stat the started plugin: %v", ErrStart, p.Name, err)
+	}
+	want := strings.ToLower(p.SHA256)
+	if rec, found := v.lookup(p.Path); found && rec.Settled && rec.SHA256 == want && rec.sameFile(fp) {
+		return nil
+	}
+	v.hashes.Add(1)
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("%w: skill %q: read the started plugin: %v", ErrStart, p.Name, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return tampered(p, fmt.Sprintf("its sha256 is %s, the registry recorded %s", got, want))
+	}
+	if time.Since(time.Unix(0, fp.CtimeNs)) > v.settle {
+		fp.Path, fp.SHA256, fp.Settled = p.Path, want, true
+		v.store(fp)
+	}
+	return nil
 }
 
 func tampered(p Plugin, why string) error {
