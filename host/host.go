@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/agentskills/agent/sdk"
@@ -56,7 +58,16 @@ type config struct {
 	stateDir     string
 	callTimeout  time.Duration
 	startTimeout time.Duration
+	cancelGrace  time.Duration
 }
+
+// CancelGrace is how long a plugin may take to stop a call whose deadline
+// passed before the host kills it (and with it the other calls it serves,
+// which end with plugin_crashed).
+const CancelGrace = 2 * time.Second
+
+// WithCancelGrace replaces CancelGrace.
+func WithCancelGrace(d time.Duration) Option { return func(c *config) { c.cancelGrace = d } }
 
 // WithLogger sets the host's logger. Plugins log at its level, through it.
 func WithLogger(l hclog.Logger) Option { return func(c *config) { c.logger = l } }
@@ -115,7 +126,7 @@ func (i *instance) alive() bool { return !i.retired.Load() && !i.run.exited.Load
 
 // New returns a Host. No process starts until Invoke.
 func New(opts ...Option) *Host {
-	cfg := config{startTimeout: 10 * time.Second}
+	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -216,7 +227,71 @@ func (h *Host) Invoke(ctx context.Context, name, tool string, args json.RawMessa
 		ctx, cancel = context.WithTimeout(ctx, h.cfg.callTimeout)
 		defer cancel()
 	}
-	res, err := inst.skill.Invoke(ctx, tool, args)
+	dl, ok := ctx.Deadline()
+	if !ok {
+		res, err := inst.skill.Invoke(ctx, tool, args)
+		return h.answer(ctx, pr, inst, tool, res, err)
+	}
+	// The plugin learns the call's deadline from metadata and its handler
+	// is canceled then; the gRPC call itself lives cancelGrace longer, so
+	// that the host hears whether the handler stopped. Only a plugin that
+	// ignores the cancellation that long is killed. A cancel by the caller
+	// (not a deadline) cancels the gRPC call at once.
+	rpcCtx, cancelRPC := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(h.cfg.cancelGrace))
+	rpcCtx = metadata.AppendToOutgoingContext(rpcCtx, sdk.MetadataDeadline, strconv.FormatInt(dl.UnixNano(), 10))
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancelRPC()
+		}
+	})
+	type answer struct {
+		res sdk.Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := inst.skill.Invoke(rpcCtx, tool, args)
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		stop()
+		cancelRPC()
+		return h.answer(ctx, pr, inst, tool, a.res, a.err)
+	case <-ctx.Done():
+	}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		a := <-done // canceled at once by the AfterFunc
+		cancelRPC()
+		return h.answer(ctx, pr, inst, tool, a.res, a.err)
+	}
+	// Past the deadline: answer now, and stop the plugin only if its
+	// handler does not return within the grace period.
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		defer cancelRPC()
+		a := <-done
+		if a.err == nil {
+			return
+		}
+		var te *sdk.Error
+		if errors.As(a.err, &te) && !errors.Is(a.err, sdk.ErrTransport) {
+			return // the handler answered (most likely "canceled")
+		}
+		h.detach(pr, inst)
+		h.retire(inst, true)
+	}()
+	limit := ""
+	if h.cfg.callTimeout > 0 {
+		limit = fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
+	}
+	return sdk.Result{}, sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the call was canceled, and a plugin that ignores that for %s is stopped and starts again on the next call",
+		pr.p.Name, tool, limit, h.cfg.cancelGrace)
+}
+
+// answer turns what the plugin said into the caller's result.
+func (h *Host) answer(ctx context.Context, pr *proc, inst *instance, tool string, res sdk.Result, err error) (sdk.Result, error) {
 	if err == nil {
 		return res, nil
 	}
@@ -241,14 +316,13 @@ func (h *Host) transportFailure(ctx context.Context, pr *proc, inst *instance, t
 	code := status.Code(err)
 	switch {
 	case deadlinePassed(ctx) || errors.Is(ctx.Err(), context.DeadlineExceeded) || code == codes.DeadlineExceeded:
-		// The handler may ignore its context forever; only a kill frees it.
-		h.detach(pr, inst)
-		h.retire(inst, true)
+		// The handler answered, or the call was cut, at its deadline; a
+		// plugin that ignores cancellation is dealt with in Invoke.
 		limit := ""
 		if h.cfg.callTimeout > 0 {
 			limit = fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
 		}
-		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the plugin was stopped and starts again on the next call", name, tool, limit)
+		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the call was canceled", name, tool, limit)
 	case errors.Is(ctx.Err(), context.Canceled) || code == codes.Canceled:
 		return sdk.Errorf(sdk.CodeCanceled, "%s.%s was canceled", name, tool)
 	case code == codes.ResourceExhausted && strings.Contains(status.Convert(err).Message(), "received message larger"):

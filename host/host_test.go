@@ -181,19 +181,51 @@ func TestCrashRestarts(t *testing.T) {
 	}
 }
 
-func TestTimeoutKillsAndRestarts(t *testing.T) {
+// TestDeadlineCancelsThenGraceKills: a deadline cancels the call in the
+// plugin at once; the plugin is killed only if its handler ignores that
+// for the grace period, and then its other calls end as plugin_crashed.
+func TestDeadlineCancelsThenGraceKills(t *testing.T) {
 	t.Parallel()
+	const grace = 300 * time.Millisecond
 	for _, ignore := range []bool{false, true} {
 		t.Run("ignore_cancel="+strconv.FormatBool(ignore), func(t *testing.T) {
 			t.Parallel()
-			h := newHost(t, WithCallTimeout(300*time.Millisecond))
+			h := newHost(t, WithCancelGrace(grace))
 			h.Register(tp())
 			before := pidOf(t, h, "tp")
+			// Another call in flight, without a deadline.
+			other := make(chan error, 1)
+			go func() {
+				_, err := h.Invoke(context.Background(), "tp", "hang", json.RawMessage(`{"ignore_cancel":true}`))
+				other <- err
+			}()
 			args, _ := json.Marshal(map[string]bool{"ignore_cancel": ignore})
-			_, err := h.Invoke(context.Background(), "tp", "hang", args)
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := h.Invoke(ctx, "tp", "hang", args)
 			sdkErr(t, err, sdk.CodeTimeout)
+			if !ignore {
+				time.Sleep(2 * grace) // past the grace period
+				if after := pidOf(t, h, "tp"); after != before {
+					t.Errorf("a plugin that honoured the cancel was restarted (%d -> %d)", before, after)
+				}
+				res, err := h.Invoke(context.Background(), "tp", "canceled", nil)
+				if err != nil || string(res.Value) == "0" {
+					t.Errorf("the cancel did not reach the handler: %s %v", res.Value, err)
+				}
+				return
+			}
+			if !gone(t, before, 10*time.Second) {
+				t.Fatalf("plugin %d that ignores cancellation still runs", before)
+			}
+			select {
+			case err := <-other:
+				sdkErr(t, err, sdk.CodePluginCrashed)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the other call in flight did not end")
+			}
 			if after := pidOf(t, h, "tp"); after == before {
-				t.Errorf("timed-out plugin %d still serving", before)
+				t.Errorf("killed plugin %d still serving", before)
 			}
 		})
 	}
