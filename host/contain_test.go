@@ -72,6 +72,10 @@ func TestDaemonEndsWithPlugin(t *testing.T) {
 		stop func(t *testing.T, h *Host)
 	}{
 		{"host closes the plugin", func(t *testing.T, h *Host) { _ = h.Close() }},
+		{"plugin exits without ending it (os.Exit skips sdk.Serve's cleanup)", func(t *testing.T, h *Host) {
+			_, err := h.Invoke(context.Background(), "tp", "exit", json.RawMessage(`{"code":3}`))
+			sdkErr(t, err, sdk.CodePluginCrashed)
+		}},
 		{"plugin killed after ignoring a deadline", func(t *testing.T, h *Host) {
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()

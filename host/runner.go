@@ -18,6 +18,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/agentskills/agent/sdk"
 )
 
 // procRunner is our go-plugin runner: it starts the verified copy with
@@ -153,7 +155,13 @@ func (r *procRunner) watch() {
 		r.reaped = true
 		r.mu.Unlock()
 	}
+	// Orphans that left the group (setsid) and were adopted by us when
+	// the plugin died without ending them.
+	sweepAdopted()
 	err := r.cmd.Wait()
+	leaders.mu.Lock()
+	delete(leaders.m, r.pid)
+	leaders.mu.Unlock()
 	if !waitNoReap {
 		killGroup(r.pid)
 	}
@@ -285,11 +293,18 @@ func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return 
 // stopped, and a non-nil error kills the child instead.
 func spawn(cmd *exec.Cmd, atExec func(pid int) error) error {
 	spawnOnce.Do(func() {
+		becomeSubreaper()
 		spawnCh = make(chan spawnReq)
 		go func() {
 			runtime.LockOSThread()
 			for req := range spawnCh {
-				req.done <- startCmd(req.cmd, req.atExec)
+				leaders.mu.Lock()
+				err := startCmd(req.cmd, req.atExec)
+				if err == nil {
+					leaders.m[req.cmd.Process.Pid] = true
+				}
+				leaders.mu.Unlock()
+				req.done <- err
 			}
 		}()
 	})
@@ -308,6 +323,25 @@ var (
 	spawnOnce sync.Once
 	spawnCh   chan spawnReq
 )
+
+// leaders are the plugin processes this process started and has not
+// reaped: os/exec waits for them, so the sweep must not.
+var leaders = struct {
+	mu sync.Mutex
+	m  map[int]bool
+}{m: map[int]bool{}}
+
+var pluginCookie = []byte(sdk.Handshake.MagicCookieKey + "=" + sdk.Handshake.MagicCookieValue)
+
+// sweepAdopted ends the orphans of dead plugins that this process (a
+// subreaper) adopted: children that carry the plugin cookie and are not
+// a plugin we started. Holding leaders.mu keeps a plugin being started
+// from looking like an orphan.
+func sweepAdopted() {
+	leaders.mu.Lock()
+	defer leaders.mu.Unlock()
+	sdk.KillAdopted(func(pid int) bool { return leaders.m[pid] || !pluginDescendant(pid) })
+}
 
 // tail keeps the last bytes a plugin wrote to stderr, for start and crash
 // messages.

@@ -1,9 +1,12 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -30,6 +33,23 @@ func waitExit(pid int) {
 }
 
 func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+// becomeSubreaper makes the host adopt the orphans of its plugins: a
+// descendant that called setsid and whose plugin died without ending it
+// (a crash, os.Exit, a plugin without sdk.Serve) is reparented here, and
+// sweepAdopted ends it.
+func becomeSubreaper() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
+
+// pluginDescendant reports a process that carries the plugin handshake
+// cookie in its environment: a plugin or something a plugin started. The
+// host's own children (git, go build) do not have it.
+func pluginDescendant(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(b, pluginCookie)
+}
 
 // canTrace: this platform can start a child stopped at exec.
 const canTrace = true

@@ -21,3 +21,7 @@ func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 const canTrace = false
 
 func startCmd(cmd *exec.Cmd, _ func(pid int) error) error { return cmd.Start() }
+
+func becomeSubreaper() {}
+
+func pluginDescendant(int) bool { return false }
