@@ -97,8 +97,9 @@ type Host struct {
 
 	// sealed holds one verified, sealed copy per plugin version (path and
 	// sha256): every restart launches from it without touching the path.
-	sealMu sync.Mutex
-	sealed map[string]*sealedBinary
+	sealMu  sync.Mutex
+	sealed  map[string]*sealedBinary
+	started map[string]bool // versions started at least once
 	// noTrace: starting children stopped at exec failed here (ptrace not
 	// allowed), so every launch uses a sealed copy.
 	noTrace atomic.Bool
@@ -143,15 +144,23 @@ func New(opts ...Option) *Host {
 		level:    level.String(),
 		procs:    map[string]*proc{},
 		sealed:   map[string]*sealedBinary{},
+		started:  map[string]bool{},
 	}
 }
 
 func sealKey(p Plugin) string { return p.Path + "\x00" + strings.ToLower(p.SHA256) }
 
-func (h *Host) hasSealed(p Plugin) bool {
+// firstStart reports (once per plugin version) that this host never
+// started p before: later starts are restarts, which use the sealed copy.
+func (h *Host) firstStart(p Plugin) bool {
 	h.sealMu.Lock()
 	defer h.sealMu.Unlock()
-	return h.sealed[sealKey(p)] != nil
+	key := sealKey(p)
+	if h.started[key] || h.sealed[key] != nil {
+		return false
+	}
+	h.started[key] = true
+	return true
 }
 
 // startsWithShebang reports a "#!" file, whose /proc/pid/exe would be its
@@ -409,7 +418,7 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 	var busy func() (string, []*os.File, error)
 	attr := sysProcAttr()
 	if p.SHA256 != "" {
-		if canTrace && !h.hasSealed(p) && !h.noTrace.Load() && !startsWithShebang(p.Path) {
+		if canTrace && !h.noTrace.Load() && !startsWithShebang(p.Path) && h.firstStart(p) {
 			attr.Ptrace = true
 			atExec = func(pid int) error { return h.verifier.checkExe(p, pid) }
 			busy = func() (string, []*os.File, error) {

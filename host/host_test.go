@@ -625,14 +625,14 @@ func TestFilterEnv(t *testing.T) {
 	}
 }
 
-// TestScriptPluginRunsByPath: a verified "#!" wrapper cannot be run through
-// /proc/self/fd (its interpreter reopens the path), so it runs by path and
-// still gets verified.
-func TestScriptPluginRunsByPath(t *testing.T) {
+// TestScriptPluginRunsFromSealedCopy: a verified "#!" wrapper runs from
+// the sealed copy (its interpreter reads /proc/self/fd/3), not by path.
+func TestScriptPluginRunsFromSealedCopy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "wrapper.sh")
-	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+testPlugin+" \"$@\"\n"), 0o755); err != nil {
+	script := "#!/bin/sh\n[ \"$0\" = /proc/self/fd/3 ] || exit 9\nexec " + testPlugin + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	h := newHost(t)

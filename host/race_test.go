@@ -7,11 +7,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentskills/agent/sdk"
 )
 
 // raceCalls is how many one-shot launches race the writer in `go test`;
@@ -120,4 +124,44 @@ func TestWriterRacingLaunchNeverRuns(t *testing.T) {
 			t.Logf("%d launches during %d swaps: %d ran the recorded plugin, %d refused as tampered", raceCalls, swaps.Load(), ran, refused)
 		})
 	}
+}
+
+// TestLaunchPaths: the first start runs the installed file (stopped at
+// exec and checked), restarts run the version's sealed copy, and a file
+// someone holds open for writing (which cannot be executed) is started
+// from the sealed copy too.
+func TestLaunchPaths(t *testing.T) {
+	t.Parallel()
+	exe := func(t *testing.T, h *Host) string {
+		t.Helper()
+		l, _ := os.Readlink("/proc/" + strconv.Itoa(pidOf(t, h, "tp")) + "/exe")
+		return l
+	}
+	t.Run("first start in place, restart from the copy", func(t *testing.T) {
+		t.Parallel()
+		h := newHost(t)
+		h.Register(tp())
+		if got := exe(t, h); got != testPlugin {
+			t.Errorf("first start runs %q, want the installed %q", got, testPlugin)
+		}
+		_, err := h.Invoke(context.Background(), "tp", "exit", json.RawMessage(`{"code":1}`))
+		sdkErr(t, err, sdk.CodePluginCrashed)
+		if got := exe(t, h); !strings.Contains(got, "memfd:") {
+			t.Errorf("restart runs %q, want the sealed memfd copy", got)
+		}
+	})
+	t.Run("open for writing: sealed copy", func(t *testing.T) {
+		t.Parallel()
+		path := copyPlugin(t)
+		w, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		h := newHost(t)
+		h.Register(Plugin{Name: "tp", Path: path, SHA256: fileSHA(t, path)})
+		if got := exe(t, h); !strings.Contains(got, "memfd:") {
+			t.Errorf("runs %q, want the sealed memfd copy", got)
+		}
+	})
 }
