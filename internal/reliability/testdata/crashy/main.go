@@ -44,7 +44,8 @@ type workOut struct {
 }
 
 type hangIn struct {
-	Seconds int `json:"seconds,omitempty"`
+	Seconds      int  `json:"seconds,omitempty"`
+	IgnoreCancel bool `json:"ignore_cancel,omitempty"`
 }
 
 type daemonIn struct {
@@ -77,6 +78,10 @@ func main() {
 			d := time.Duration(in.Seconds) * time.Second
 			if d == 0 {
 				d = time.Hour
+			}
+			if in.IgnoreCancel {
+				time.Sleep(d)
+				return "done", nil
 			}
 			select {
 			case <-ctx.Done():
