@@ -98,22 +98,15 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 	}
 	defer w.close()
 
+	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, req.Progress))
+	if err != nil {
+		return Entry{}, err
+	}
+	// Discovery reads a directory: give it the manifests alone, then write
+	// only the selected skill's folder.
 	repoDir := w.path("repo")
-	repo, err := s.git().Clone(ctx, src.URL, repoDir, req.Progress)
-	if err != nil {
-		return Entry{}, err
-	}
-	var t target
-	if src.Constraint != "" {
-		t, err = resolveConstraint(repo, src.Constraint)
-	} else {
-		t, err = resolveRef(repo, src.Ref)
-	}
-	if err != nil {
-		return Entry{}, err
-	}
-	if err := checkout(repo, t.Hash); err != nil {
-		return Entry{}, err
+	if err := writeManifests(snap.FS, repoDir, discoverDepth); err != nil {
+		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, short(snap.Commit), err)
 	}
 	found, err := DiscoverFor(repoDir, req.Skill)
 	if err != nil {
@@ -122,6 +115,9 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 	sel, err := pick(found, req.Skill, src.Raw)
 	if err != nil {
 		return Entry{}, err
+	}
+	if err := checkoutSkill(snap, sel.Dir, repoDir, sel.Manifest); err != nil {
+		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, short(snap.Commit), err)
 	}
 	m := sel.Manifest
 	name := m.Name
@@ -140,8 +136,8 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 			req.Warn(p.String())
 		}
 	}
-	sha := t.Hash.String()
-	version := t.Version
+	sha := snap.Commit
+	version := snap.Version
 	if version == "" {
 		version = m.Version
 	}
