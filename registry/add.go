@@ -29,6 +29,10 @@ type Staged struct {
 	// installed location.
 	Plugin *Plugin
 	Tools  []Tool
+	// Runnable, set by Prepare, lists the skill's runnable script files
+	// (names under scripts/), recorded so that listings read no folder.
+	// nil means not listed: the entry then gets no Listing.
+	Runnable []string
 }
 
 // Prepare builds a staged skill's plugin and describes its tools. The CLI
@@ -242,6 +246,9 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 		return installable{}, fmt.Errorf("hash %s of %s: %w", ManifestFile, st.Canonical, err)
 	}
 	e.ManifestSHA256 = sum
+	if e.Listing, err = NewListing(in.skill, st.Manifest, st.Warnings, st.Runnable); err != nil {
+		return installable{}, fmt.Errorf("index %s: %w", st.Canonical, err)
+	}
 	e.Tools = st.Tools
 	e.Plugin = nil
 	if p := st.Plugin; p != nil {

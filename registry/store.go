@@ -51,6 +51,8 @@ type Entry struct {
 	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
 	Tools          []Tool `json:"tools,omitempty"`
 	PreviousSHA    string `json:"previous_sha,omitempty"`
+	// Listing is what listings need of SKILL.md (listing.go).
+	Listing *Listing `json:"listing,omitempty"`
 }
 
 // Source values of Entry.
