@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -80,6 +81,11 @@ type Store struct {
 	// exchange swaps two directories atomically; nil means the
 	// renameat2 one. Tests replace it to exercise the two-rename fallback.
 	exchange func(a, b string) error
+
+	// indexMu guards lines: the registry.json lines of the entries last
+	// read, which write reuses for entries it does not change (index.go).
+	indexMu sync.Mutex
+	lines   map[string]indexed
 }
 
 func (s *Store) swap(a, b string) error {
@@ -312,6 +318,13 @@ func flock(f *os.File, how int) error {
 // read loads registry.json. Writers replace it by rename, so a reader sees
 // either the old or the new file, never half of one.
 func (s *Store) read() ([]Entry, error) {
+	st, serr := statStamp(s.RegistryPath())
+	if serr == nil {
+		if entries, lines, ok := s.readIndex(st); ok {
+			s.remember(lines)
+			return entries, nil
+		}
+	}
 	data, err := os.ReadFile(s.RegistryPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return []Entry{}, nil
@@ -351,6 +364,9 @@ func (s *Store) read() ([]Entry, error) {
 		rf.Skills = []Entry{}
 	}
 	sortEntries(rf.Skills)
+	if serr == nil {
+		s.heal(st, rf.Skills)
+	}
 	return rf.Skills, nil
 }
 
@@ -362,11 +378,11 @@ func sortEntries(es []Entry) {
 // rename, fsync of the directory. Only called under the lock.
 func (s *Store) write(entries []Entry) error {
 	sortEntries(entries)
-	data, err := json.MarshalIndent(registryFile{Version: registryVersion, Skills: entries}, "", "  ")
+	recs, err := records(entries, s.remembered())
 	if err != nil {
 		return fmt.Errorf("write registry: %w", err)
 	}
-	data = append(data, '\n')
+	data := registryJSON(recs)
 	dir := s.SkillsDir()
 	f, err := os.CreateTemp(dir, "registry.json.tmp-*")
 	if err != nil {
@@ -401,5 +417,6 @@ func (s *Store) write(entries []Entry) error {
 		_ = d.Sync()
 		d.Close()
 	}
+	s.indexed(entries, recs)
 	return nil
 }
