@@ -58,7 +58,7 @@ type indexed struct {
 
 // readIndex returns the entries of the index if it was made from the
 // registry.json with stamp st.
-func (s *Store) readIndex(st stamp) ([]Entry, map[string]indexed, bool) {
+func (s *Store) readIndex(st stamp) ([]Entry, []indexed, bool) {
 	data, err := os.ReadFile(s.indexPath())
 	if err != nil {
 		return nil, nil, false
@@ -66,7 +66,7 @@ func (s *Store) readIndex(st stamp) ([]Entry, map[string]indexed, bool) {
 	return decodeIndex(data, st)
 }
 
-func decodeIndex(data []byte, st stamp) (entries []Entry, lines map[string]indexed, ok bool) {
+func decodeIndex(data []byte, st stamp) (entries []Entry, lines []indexed, ok bool) {
 	defer func() {
 		if recover() != nil { // a damaged index is only a slow read
 			entries, lines, ok = nil, nil, false
@@ -90,7 +90,7 @@ func decodeIndex(data []byte, st stamp) (entries []Entry, lines map[string]index
 		return nil, nil, false
 	}
 	entries = make([]Entry, 0, n)
-	lines = make(map[string]indexed, n)
+	lines = make([]indexed, 0, n)
 	for i := uint64(0); i < n; i++ {
 		i, j := d.take(d.uvarint())
 		line := d.bytes()
@@ -104,7 +104,7 @@ func decodeIndex(data []byte, st stamp) (entries []Entry, lines map[string]index
 			return nil, nil, false
 		}
 		entries = append(entries, e)
-		lines[e.Canonical] = indexed{rec: rec, line: line}
+		lines = append(lines, indexed{rec: rec, line: line})
 	}
 	if d.off != len(body) {
 		return nil, nil, false
@@ -156,7 +156,11 @@ func (s *Store) writeIndex(st stamp, recs []indexed) error {
 
 // records encodes entries for the index, reusing the registry.json line
 // of every entry that is unchanged since prev was read.
-func records(entries []Entry, prev map[string]indexed) ([]indexed, error) {
+func records(entries []Entry, known known) ([]indexed, error) {
+	prev := make(map[string]indexed, len(known.entries))
+	for i := range known.entries {
+		prev[known.entries[i].Canonical] = known.recs[i]
+	}
 	out := make([]indexed, len(entries))
 	var e enc
 	for i := range entries {
@@ -499,13 +503,20 @@ func (d *dec) entry() Entry {
 	return x
 }
 
-func (s *Store) remember(lines map[string]indexed) {
+// known is what the store last read or wrote: entries and their index
+// records, in the same order. Only a writer turns it into a map.
+type known struct {
+	entries []Entry
+	recs    []indexed
+}
+
+func (s *Store) remember(entries []Entry, recs []indexed) {
 	s.indexMu.Lock()
-	s.lines = lines
+	s.lines = known{entries: entries, recs: recs}
 	s.indexMu.Unlock()
 }
 
-func (s *Store) remembered() map[string]indexed {
+func (s *Store) remembered() known {
 	s.indexMu.Lock()
 	defer s.indexMu.Unlock()
 	return s.lines
@@ -519,22 +530,14 @@ func (s *Store) indexed(entries []Entry, recs []indexed) {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(linesOf(entries, recs))
+		s.remember(entries, recs)
 	}
-}
-
-func linesOf(entries []Entry, recs []indexed) map[string]indexed {
-	lines := make(map[string]indexed, len(recs))
-	for i := range recs {
-		lines[entries[i].Canonical] = recs[i]
-	}
-	return lines
 }
 
 // heal writes the index after a slow read of the registry.json with
 // stamp st, unless it was replaced meanwhile.
 func (s *Store) heal(st stamp, entries []Entry) {
-	recs, err := records(entries, nil)
+	recs, err := records(entries, known{})
 	if err != nil {
 		return
 	}
@@ -542,6 +545,6 @@ func (s *Store) heal(st stamp, entries []Entry) {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(linesOf(entries, recs))
+		s.remember(entries, recs)
 	}
 }

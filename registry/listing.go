@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -76,7 +77,13 @@ func ManifestFingerprint(dir string) (string, error) {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return "", fmt.Errorf("%s: not a regular file", filepath.Join(dir, ManifestFile))
 	}
-	return fmt.Sprintf("%d:%d:%d", st.Size, st.Mtim.Nano(), st.Ino), nil
+	var buf [64]byte
+	b := strconv.AppendInt(buf[:0], st.Size, 10)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, st.Mtim.Nano(), 10)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, st.Ino, 10)
+	return string(b), nil
 }
 
 // Indexed returns the manifest as the entry recorded it, without parsing

@@ -85,7 +85,7 @@ type Store struct {
 	// indexMu guards lines: the registry.json lines of the entries last
 	// read, which write reuses for entries it does not change (index.go).
 	indexMu sync.Mutex
-	lines   map[string]indexed
+	lines   known
 }
 
 func (s *Store) swap(a, b string) error {
@@ -320,8 +320,8 @@ func flock(f *os.File, how int) error {
 func (s *Store) read() ([]Entry, error) {
 	st, serr := statStamp(s.RegistryPath())
 	if serr == nil {
-		if entries, lines, ok := s.readIndex(st); ok {
-			s.remember(lines)
+		if entries, recs, ok := s.readIndex(st); ok {
+			s.remember(entries, recs)
 			return entries, nil
 		}
 	}

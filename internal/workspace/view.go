@@ -64,7 +64,7 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	for _, e := range selected {
 		isSelected[e.Canonical] = true
 	}
-	v := &View{Spec: cfg.Skills, Warnings: warnings}
+	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all))}
 	for _, e := range all {
 		st := SkillState{Entry: e, Selected: isSelected[e.Canonical]}
 		if !st.Selected && scope != Every {
@@ -80,7 +80,7 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 		switch {
 		case err != nil:
 			st.Reason, st.Detail = ReasonLoadFailed, oneLine(err, e.Path)
-		case registry.CheckCompatibility(m, cfg.AgentVersion) != nil:
+		case hasCompat(m) && registry.CheckCompatibility(m, cfg.AgentVersion) != nil:
 			st.Manifest = m
 			st.Reason, st.Detail = ReasonIncompatible, oneLine(registry.CheckCompatibility(m, cfg.AgentVersion), e.Path)
 		default:
@@ -103,6 +103,12 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 		v.Skills = append(v.Skills, st)
 	}
 	return v, nil
+}
+
+// hasCompat reports whether m limits the agent version at all, so that
+// most skills cost no semver parse.
+func hasCompat(m *registry.Manifest) bool {
+	return m.MinAgentVersion != "" || m.MaxAgentVersion != "" || m.AgentVersion != ""
 }
 
 // oneLine is the first line of err, with the skill's own folder left out of

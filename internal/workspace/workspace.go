@@ -93,7 +93,7 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws := &Workspace{Config: cfg, Warnings: v.Warnings}
+	ws := &Workspace{Config: cfg, Warnings: v.Warnings, All: make([]registry.Entry, 0, len(v.Skills))}
 	for _, st := range v.Skills {
 		e := st.Entry
 		ws.All = append(ws.All, e)
