@@ -426,7 +426,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 			spec = config.RefSpec("+" + t.RefName.String() + ":" + cacheRef(t.Hash))
 		}
 		err := g.withRetry(ctx, req.URL, func() error {
-			return g.fetchInto(ctx, repo, req, spec, 1)
+			return g.fetchInto(ctx, repo, req, spec, depthFor(repo))
 		})
 		switch {
 		case err == nil:
@@ -653,4 +653,16 @@ func fsPath(dir string) string {
 		return "."
 	}
 	return dir
+}
+
+// depthFor is 1 for a cache that holds no commit yet. A cache that holds
+// one fetches without a depth limit: the server then sends only what the
+// cached commits lack (an update sends one commit's new objects), whereas
+// git http-backend answers a go-git "deepen 1" next to a have with the
+// whole tree again (go-git speaks protocol v0 without multi_ack).
+func depthFor(repo *git.Repository) int {
+	if s, err := repo.Storer.Shallow(); err == nil && len(s) > 0 {
+		return 0
+	}
+	return 1
 }
