@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 	"unsafe"
@@ -508,12 +509,25 @@ func (d *dec) entry() Entry {
 type known struct {
 	entries []Entry
 	recs    []indexed
+	stamp   stamp // of the registry.json they came from; zero if unknown
 }
 
-func (s *Store) remember(entries []Entry, recs []indexed) {
+func (s *Store) remember(st stamp, entries []Entry, recs []indexed) {
 	s.indexMu.Lock()
-	s.lines = known{entries: entries, recs: recs}
+	s.lines = known{entries: slices.Clone(entries), recs: recs, stamp: st}
 	s.indexMu.Unlock()
+}
+
+// unchanged returns a copy of the entries this store last read or wrote
+// when registry.json is still the file they came from: a command that
+// reads the registry several times (lock, recover, commit) decodes it once.
+func (s *Store) unchanged(st stamp) ([]Entry, bool) {
+	s.indexMu.Lock()
+	defer s.indexMu.Unlock()
+	if s.lines.stamp != st || s.lines.entries == nil {
+		return nil, false
+	}
+	return slices.Clone(s.lines.entries), true
 }
 
 func (s *Store) remembered() known {
@@ -530,7 +544,7 @@ func (s *Store) indexed(entries []Entry, recs []indexed) {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(entries, recs)
+		s.remember(st, entries, recs)
 	}
 }
 
@@ -545,6 +559,6 @@ func (s *Store) heal(st stamp, entries []Entry) {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(entries, recs)
+		s.remember(st, entries, recs)
 	}
 }
