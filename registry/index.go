@@ -33,7 +33,7 @@ import (
 // record and the JSON line (each uvarint-length-prefixed), then the CRC-32C
 // of everything before it.
 
-const indexMagic = "agent-registry-index 1\n"
+const indexMagic = "agent-registry-index 2\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -292,6 +292,8 @@ func (e *enc) entry(x *Entry) {
 		}
 	}
 	e.str(x.PreviousSHA)
+	e.str(x.Stamp)
+	e.bool(x.NamedOnly)
 	l := x.Listing
 	if l == nil {
 		e.bool(false)
@@ -470,6 +472,8 @@ func (d *dec) entry() Entry {
 		}
 	}
 	x.PreviousSHA = d.str()
+	x.Stamp = d.str()
+	x.NamedOnly = d.bool()
 	if !d.bool() {
 		return x
 	}

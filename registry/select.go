@@ -8,7 +8,8 @@ import (
 // Select returns the skills an AGENT_SKILLS value activates (SPEC §7), in
 // canonical order. entries are the installed skills merged with the bundled
 // ones (Source "bundled", Trusted true). Unknown or untrusted names give a
-// warning that says how to fix it; the rest still load.
+// warning that says how to fix it; the rest still load. A NamedOnly skill
+// is active only when named.
 func Select(entries []Entry, spec string) ([]Entry, []string) {
 	if sortedUnique(entries) {
 		// Already merged (workspace.AllEntries): no copy, no map.
@@ -58,13 +59,18 @@ func selectSorted(sorted []Entry, spec string) ([]Entry, []string) {
 	case "all":
 		active = make([]Entry, 0, len(sorted))
 		for i := range sorted {
-			if usable(&sorted[i]) {
+			if usable(&sorted[i]) && !sorted[i].NamedOnly {
 				active = append(active, sorted[i])
 			}
 		}
 		return active, nil
 	case "all-untrusted":
-		return sorted, nil
+		for _, e := range sorted {
+			if !e.NamedOnly {
+				active = append(active, e)
+			}
+		}
+		return active, nil
 	}
 	byName := make(map[string]Entry, len(sorted))
 	for _, e := range sorted {

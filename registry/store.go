@@ -33,7 +33,7 @@ type Tool struct {
 type Entry struct {
 	Name        string    `json:"name"`
 	Canonical   string    `json:"canonical"`
-	Source      string    `json:"source"` // "git" or "bundled"
+	Source      string    `json:"source"` // "git", "bundled" or "dev" (linked)
 	GitURL      string    `json:"git_url,omitempty"`
 	Ref         string    `json:"ref,omitempty"`
 	Constraint  string    `json:"constraint,omitempty"`
@@ -52,6 +52,14 @@ type Entry struct {
 	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
 	Tools          []Tool `json:"tools,omitempty"`
 	PreviousSHA    string `json:"previous_sha,omitempty"`
+	// Stamp fingerprints a linked (dev) skill's folder at its last build;
+	// a different stamp means its sources changed and it is relinked.
+	Stamp string `json:"stamp,omitempty"`
+
+	// NamedOnly skills are active only when AGENT_SKILLS names them: all
+	// and all-untrusted leave them out (the bundled base skill, whose
+	// shell is a choice made by name).
+	NamedOnly bool `json:"named_only,omitempty"`
 	// Listing is what listings need of SKILL.md (listing.go).
 	Listing *Listing `json:"listing,omitempty"`
 }

@@ -27,7 +27,7 @@ func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, e
 			out = append(out, installed[i])
 			i++
 		case i == len(installed) || bund[j].Canonical < installed[i].Canonical:
-			out = append(out, bund[j])
+			out = append(out, withBuiltinTools(bund[j]))
 			j++
 		default: // same name: the installed skill wins
 			out = append(out, installed[i])
@@ -52,7 +52,7 @@ func FindEntry(ctx context.Context, store *registry.Store, name string) (registr
 	}
 	for _, b := range bundled.Entries() {
 		if b.Canonical == canon {
-			return b, nil
+			return withBuiltinTools(b), nil
 		}
 	}
 	return registry.Entry{}, err

@@ -62,7 +62,7 @@ func (f *Factory) installer() (*installer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newInstaller(f.environ, f.logger(cfg)), nil
+	return newInstaller(cfg.Home, f.IO, f.environ, f.logger(cfg)), nil
 }
 
 // logger is the host's logger: plugin output and host events on stderr at
@@ -87,10 +87,12 @@ func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
 		ScriptTimeout:   cfg.ScriptTimeout,
 		MaxScriptOutput: cfg.MaxScriptOutput,
 		UV:              cfg.UV,
+		Root:            f.getenv("AGENT_WORKSPACE"),
 		AgentVersion:    Version,
 		Environ:         f.environ(),
 		Executable:      f.Executable,
 		Logger:          f.logger(cfg),
+		Relink:          f.relink,
 	}, nil
 }
 

@@ -13,6 +13,8 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdTrust(f, true, nil),
 		newCmdTrust(f, false, nil),
 		newCmdValidate(f, nil),
+		newCmdInit(f, nil),
+		newCmdLink(f, nil),
 	)
 }
 
