@@ -29,6 +29,10 @@ type Staged struct {
 	// installed location.
 	Plugin *Plugin
 	Tools  []Tool
+	// Runnable, set by Prepare, lists the skill's runnable script files
+	// (names under scripts/), recorded so that listings read no folder.
+	// nil means not listed: the entry then gets no Listing.
+	Runnable []string
 }
 
 // Prepare builds a staged skill's plugin and describes its tools. The CLI
@@ -121,14 +125,17 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	}
 	defer w.close()
 
-	repoDir, t, err := s.checkoutSource(ctx, w, src, req.Progress)
+	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, req.Progress))
 	if err != nil {
 		return nil, err
 	}
-	d, err := Discover(os.DirFS(repoDir), RepoName(src.URL))
+	// Discovery reads the commit's tree; only the selected skills' folders
+	// are written (addFound).
+	d, err := Discover(snap.FS, RepoName(src.URL))
 	if err != nil {
 		return nil, err
 	}
+	repoDir := w.path("repo")
 	sels, err := d.Select(req.selectors(), req.All, src.Raw)
 	if err != nil {
 		return nil, err
@@ -138,7 +145,7 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	}
 	var out []Entry
 	for _, sel := range sels {
-		e, err := s.addFound(ctx, w, req, src, t, repoDir, sel, prep)
+		e, err := s.addFound(ctx, w, req, src, snap, repoDir, sel, prep)
 		if err != nil {
 			return out, err
 		}
@@ -147,58 +154,29 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	return out, nil
 }
 
-// checkoutSource clones src into w and checks out the commit its ref or
-// constraint names.
-func (s *Store) checkoutSource(ctx context.Context, w *work, src Source, progress io.Writer) (string, target, error) {
-	repoDir := w.path("repo")
-	repo, err := s.git().Clone(ctx, src.URL, repoDir, progress)
-	if err != nil {
-		return "", target{}, err
-	}
-	var t target
-	if src.Constraint != "" {
-		t, err = resolveConstraint(repo, src.Constraint)
-	} else {
-		t, err = resolveRef(repo, src.Ref)
-	}
-	if err != nil {
-		return "", target{}, err
-	}
-	if err := checkout(repo, t.Hash); err != nil {
-		return "", target{}, err
-	}
-	return repoDir, t, nil
-}
-
 // FindSkills fetches src and returns what discovery finds there, installing
 // nothing (`agent skill add --list`).
 func (s *Store) FindSkills(ctx context.Context, src Source, progress io.Writer) (*Discovery, error) {
-	var w *work
-	err := s.locked(func([]Entry) ([]Entry, error) {
-		var err error
-		w, err = s.newWork()
-		return nil, err
-	})
+	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, progress))
 	if err != nil {
 		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
-	defer w.close()
-	repoDir, _, err := s.checkoutSource(ctx, w, src, progress)
+	d, err := Discover(snap.FS, RepoName(src.URL))
 	if err != nil {
 		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
-	d, err := Discover(os.DirFS(repoDir), RepoName(src.URL))
-	if err != nil {
-		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
-	}
-	// The checkout goes away with w; what was found stays readable.
+	// What was found stays readable without the repository.
 	d.fsys = nil
 	return d, nil
 }
 
-// addFound installs one selected skill from the checkout in w.
-func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src Source, t target, repoDir string, sel Found, prep Prepare) (Entry, error) {
+// addFound writes one selected skill's folder of snap under repoDir in w
+// and installs it.
+func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src Source, snap *Snapshot, repoDir string, sel Found, prep Prepare) (Entry, error) {
 	m := sel.Manifest
+	if err := checkoutSkill(snap, sel.Dir, repoDir, m); err != nil {
+		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, short(snap.Commit), err)
+	}
 	name := m.Name
 	if req.Name != "" {
 		name = req.Name
@@ -215,8 +193,8 @@ func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src Sourc
 			req.Warn(p.String())
 		}
 	}
-	sha := t.Hash.String()
-	version := t.Version
+	sha := snap.Commit
+	version := snap.Version
 	if version == "" {
 		version = m.Version
 	}
@@ -332,6 +310,9 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 	e.ManifestSHA256 = sum
 	if e.DirHash, in.record, err = HashSkill(in.skill); err != nil {
 		return installable{}, fmt.Errorf("hash the files of %s: %w", st.Canonical, err)
+	}
+	if e.Listing, err = NewListing(in.skill, st.Manifest, st.Warnings, st.Runnable); err != nil {
+		return installable{}, fmt.Errorf("index %s: %w", st.Canonical, err)
 	}
 	e.Tools = st.Tools
 	e.Plugin = nil

@@ -19,6 +19,7 @@ import (
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/sdkmod"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
 )
@@ -68,6 +69,9 @@ func newInstaller(home string, ios *IOStreams, environ func() []string, logger h
 // tools. It is called by registry.Add and registry.Update on the staged copy.
 func (in *installer) prepare(ctx context.Context, s *registry.Staged) error {
 	m := s.Manifest
+	if m != nil {
+		s.Runnable = workspace.RunnableScripts(s.SkillDir, m) // listed, never run
+	}
 	if m == nil || m.Plugin == nil {
 		return nil
 	}
