@@ -49,6 +49,9 @@ type Workspace struct {
 	hostOnce sync.Once
 	host     *host.Host
 	hostErr  error
+	// plugins are the definitions registered with host, with their use,
+	// so that StopIdle can stop a plugin nobody is calling.
+	plugins map[string]*pluginUse
 }
 
 // ActiveSkill is one loaded, active skill.
@@ -260,12 +263,17 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
 	h := host.New(host.WithLogger(ws.Config.logger()), host.WithStateDir(stateDir))
+	ws.plugins = map[string]*pluginUse{}
+	register := func(p host.Plugin) {
+		ws.plugins[p.Name] = &pluginUse{def: p}
+		h.Register(p)
+	}
 	for _, as := range ws.Active {
 		e := as.Entry
 		if e.Plugin == nil {
 			continue
 		}
-		h.Register(host.Plugin{
+		register(host.Plugin{
 			Name:   e.Canonical,
 			Path:   e.Plugin.Path,
 			SHA256: e.Plugin.SHA256,
@@ -279,7 +287,7 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 			h.Close()
 			return nil, err
 		}
-		h.Register(p)
+		register(p)
 	}
 	return h, nil
 }
@@ -332,6 +340,9 @@ func (ws *Workspace) Invoke(ctx context.Context, t *ToolRef, args json.RawMessag
 	h, err := ws.Host()
 	if err != nil {
 		return sdk.Result{}, err
+	}
+	if u := ws.plugins[t.Plugin]; u != nil {
+		defer u.begin()()
 	}
 	return h.Invoke(ctx, t.Plugin, t.Info.Name, args)
 }
