@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -84,6 +85,14 @@ func mcpRun(ctx context.Context, opts *mcpOptions) error {
 	if err != nil {
 		return err
 	}
+	if _, set := f.LookupEnv("GOGC"); !set {
+		// go-sdk allocates a fresh 32 KiB JSON decoder buffer for every
+		// message it unmarshals (several per tools/call), against a live
+		// heap of a few MB: at the default GOGC the server spends about
+		// half of a warm call collecting garbage. docs/benchmarks.md has
+		// the profile.
+		debug.SetGCPercent(mcpGCPercent)
+	}
 	idle := opts.IdleTimeout
 	if idle == 0 {
 		idle = -1 // the flag's 0 means never
@@ -138,6 +147,9 @@ func slogLevel(s string) slog.Level {
 	}
 	return slog.LevelWarn
 }
+
+// mcpGCPercent is agent mcp's GOGC unless the environment sets one.
+const mcpGCPercent = 400
 
 type mcpConfigOptions struct {
 	IO      *IOStreams
