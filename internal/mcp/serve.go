@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,7 +34,7 @@ const TokenFile = "mcp-token"
 // stdin or ctx ends, then stops every plugin.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.serve(ctx, func(ctx context.Context) error {
-		err := s.srv.Run(ctx, &sdkmcp.StdioTransport{})
+		err := s.srv.Run(ctx, s.endOnEOF(&sdkmcp.StdioTransport{}))
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -44,10 +45,46 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // ServeTransport serves one session on t (tests and benchmarks use an
 // in-memory transport).
 func (s *Server) ServeTransport(ctx context.Context, t sdkmcp.Transport) error {
-	return s.serve(ctx, func(ctx context.Context) error { return s.srv.Run(ctx, t) })
+	return s.serve(ctx, func(ctx context.Context) error { return s.srv.Run(ctx, s.endOnEOF(t)) })
+}
+
+// endOnEOF wraps the one-session transport so that the end of its input
+// (the client closed stdin, or the pipe broke) cancels every running call
+// at once: go-sdk's Run waits for running handlers before it returns.
+func (s *Server) endOnEOF(t sdkmcp.Transport) sdkmcp.Transport {
+	return &eofTransport{Transport: t, onEOF: s.endCalls}
+}
+
+type eofTransport struct {
+	sdkmcp.Transport
+	onEOF func()
+}
+
+func (t *eofTransport) Connect(ctx context.Context) (sdkmcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &eofConn{Connection: c, onEOF: t.onEOF}, nil
+}
+
+type eofConn struct {
+	sdkmcp.Connection
+	onEOF func()
+}
+
+func (c *eofConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if err != nil {
+		c.onEOF()
+	}
+	return m, err
 }
 
 func (s *Server) serve(ctx context.Context, run func(context.Context) error) error {
+	// SIGTERM (ctx) cancels the running calls too, so that Run returns.
+	stop := context.AfterFunc(ctx, s.endCalls)
+	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	bg := make(chan struct{})
 	go func() { defer close(bg); s.Run(ctx) }()

@@ -66,6 +66,12 @@ type Server struct {
 
 	swapMu sync.Mutex // one swap at a time; guards the three sets below
 
+	// life ends when the server closes; every call's context ends with
+	// it, so that a client that went away (stdin EOF) cancels its plugin
+	// calls instead of leaving them to run out.
+	life     context.Context
+	endCalls context.CancelFunc
+
 	mu        sync.RWMutex
 	gen       *generation
 	tools     map[string]bool // names added to srv
@@ -96,7 +102,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	life, endCalls := context.WithCancel(context.Background())
 	s := &Server{
+		life:      life,
+		endCalls:  endCalls,
 		opts:      opts,
 		log:       log,
 		tools:     map[string]bool{},
@@ -252,6 +261,7 @@ func (s *Server) Close() {
 	s.closed = true
 	s.gen = nil
 	s.mu.Unlock()
+	s.endCalls()
 	if gen != nil {
 		gen.calls.Wait()
 		gen.ws.Close()
@@ -296,12 +306,16 @@ func (s *Server) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// callDeadline bounds a call when Options.CallTimeout is set.
+// callContext ends with the request, the server, or Options.CallTimeout.
 func (s *Server) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	var cancel context.CancelFunc
 	if s.opts.CallTimeout > 0 {
-		return context.WithTimeout(ctx, s.opts.CallTimeout)
+		ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
 	}
-	return context.WithCancel(ctx)
+	stop := context.AfterFunc(s.life, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // progress sends elapsed-time notifications for req until stop is called,

@@ -125,6 +125,13 @@ func (s *Server) call(ctx context.Context, req *sdkmcp.CallToolRequest, name str
 	stop()
 	if err != nil {
 		code, msg := workspace.Failure(ctx, t, err)
+		if code == sdk.CodeCanceled && ctx.Err() == nil {
+			// Nobody canceled this call: gRPC reports the calls that were
+			// in flight when a crashed plugin's connection was torn down
+			// as canceled. To the client it is the crash.
+			code = sdk.CodePluginCrashed
+			msg = fmt.Sprintf("the %s plugin stopped while %s ran (%s); it starts again on the next call", t.Skill, t.Name, msg)
+		}
 		return errorResult(code, msg), nil
 	}
 	if s.opts.Lazy && t.Name == workspace.UseSkillTool && t.Skill == workspace.BuiltinSkill {
