@@ -50,6 +50,43 @@ func BenchmarkWarmCall(b *testing.B) {
 		}
 		cpu.report(b)
 	})
+	// alternating makes one host call and one MCP call per iteration, so
+	// that both see the same machine load; mcp/host is the SPEC's ratio.
+	b.Run("alternating", func(b *testing.B) {
+		e, err := registry.NewStore(home).Get("probe")
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := host.New(host.WithStateDir(filepath.Join(home, "state")))
+		defer h.Close()
+		h.Register(host.Plugin{Name: "probe", Path: e.Plugin.Path, SHA256: e.Plugin.SHA256, Dir: e.Path})
+		s := connect(b, home, nil)
+		params := &sdkmcp.CallToolParams{Name: "echo", Arguments: args}
+		ctx := context.Background()
+		if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
+			b.Fatal(err)
+		}
+		if res, err := s.CallTool(ctx, params); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		var hostT, mcpT time.Duration
+		b.ResetTimer()
+		for b.Loop() {
+			t0 := time.Now()
+			if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if res, err := s.CallTool(ctx, params); err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+			hostT += t1.Sub(t0)
+			mcpT += time.Since(t1)
+		}
+		b.ReportMetric(float64(hostT)/float64(b.N), "host-ns/call")
+		b.ReportMetric(float64(mcpT)/float64(b.N), "mcp-ns/call")
+		b.ReportMetric(float64(mcpT)/float64(hostT), "mcp/host")
+	})
 	b.Run("mcp-stdio", func(b *testing.B) {
 		s := connect(b, home, nil)
 		params := &sdkmcp.CallToolParams{Name: "echo", Arguments: args}

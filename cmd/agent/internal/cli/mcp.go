@@ -212,5 +212,8 @@ func mcpConfigRun(_ context.Context, opts *mcpConfigOptions) error {
 	}
 	fmt.Fprint(opts.IO.Out, snippet)
 	fmt.Fprintf(opts.IO.ErrOut, "Put this in %s.\n", where)
+	if cfg.Skills == "" {
+		fmt.Fprintln(opts.IO.ErrOut, "warning: AGENT_SKILLS is not set, so the server would serve no skills; run again with AGENT_SKILLS=all (or the skills to serve)")
+	}
 	return nil
 }
