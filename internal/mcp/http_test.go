@@ -153,3 +153,33 @@ func TestHTTP(t *testing.T) {
 		}
 	})
 }
+
+// TestHTTPSessionClosedCancels: a client that ends its HTTP session
+// (DELETE /mcp) while a call runs cancels that plugin call.
+func TestHTTPSessionClosedCancels(t *testing.T) {
+	home := sharedHome(t)
+	url, _ := httpServer(t, home, "--token", "t0k")
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdkmcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token: "t0k"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(t.TempDir(), "mark")
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: "slow", Arguments: map[string]any{"millis": 60000, "mark": mark}})
+	}()
+	time.Sleep(700 * time.Millisecond)
+	req, _ := http.NewRequest("DELETE", url, nil)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := (&http.Client{Transport: bearer{token: "t0k"}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		t.Fatalf("DELETE session: %s", resp.Status)
+	}
+	if !eventually(10*time.Second, func() bool { b, _ := os.ReadFile(mark); return string(b) == "canceled" }) {
+		t.Error("closing the session did not cancel its plugin call")
+	}
+}

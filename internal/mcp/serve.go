@@ -134,7 +134,13 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Path, auth.RequireBearerToken(verify, nil)(handler))
+	endOnDelete := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			s.endSession(r.Header.Get("Mcp-Session-Id"))
+		}
+		handler.ServeHTTP(w, r)
+	})
+	mux.Handle(Path, auth.RequireBearerToken(verify, nil)(endOnDelete))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s.serve(ctx, func(ctx context.Context) error {
 		if o.Ready != nil {

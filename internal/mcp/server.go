@@ -72,6 +72,11 @@ type Server struct {
 	life     context.Context
 	endCalls context.CancelFunc
 
+	// sessions end their calls when the client closes the session (an
+	// HTTP DELETE, or a stdio EOF): go-sdk does not cancel them then.
+	sessMu   sync.Mutex
+	sessions map[*sdkmcp.ServerSession]sessionCalls
+
 	mu        sync.RWMutex
 	gen       *generation
 	tools     map[string]bool // names added to srv
@@ -306,16 +311,65 @@ func (s *Server) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// callContext ends with the request, the server, or Options.CallTimeout.
-func (s *Server) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// callContext ends with the request, its session, the server, or
+// Options.CallTimeout.
+func (s *Server) callContext(ctx context.Context, ss *sdkmcp.ServerSession) (context.Context, context.CancelFunc) {
 	var cancel context.CancelFunc
 	if s.opts.CallTimeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
-	stop := context.AfterFunc(s.life, cancel)
-	return ctx, func() { stop(); cancel() }
+	stopLife := context.AfterFunc(s.life, cancel)
+	stopSess := context.AfterFunc(s.sessionContext(ss), cancel)
+	return ctx, func() { stopSess(); stopLife(); cancel() }
+}
+
+type sessionCalls struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// endSession cancels the calls of the session with this id. go-sdk's
+// session Close waits for running calls before it closes, so a client's
+// DELETE would otherwise wait for them instead of ending them.
+func (s *Server) endSession(id string) {
+	if id == "" {
+		return
+	}
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	for ss, sc := range s.sessions {
+		if ss.ID() == id {
+			sc.cancel()
+		}
+	}
+}
+
+// sessionContext is done when ss closes; one goroutine per session waits
+// for that.
+func (s *Server) sessionContext(ss *sdkmcp.ServerSession) context.Context {
+	if ss == nil {
+		return s.life
+	}
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	if sc, ok := s.sessions[ss]; ok {
+		return sc.ctx
+	}
+	if s.sessions == nil {
+		s.sessions = map[*sdkmcp.ServerSession]sessionCalls{}
+	}
+	ctx, cancel := context.WithCancel(s.life)
+	s.sessions[ss] = sessionCalls{ctx: ctx, cancel: cancel}
+	go func() {
+		_ = ss.Wait()
+		cancel()
+		s.sessMu.Lock()
+		delete(s.sessions, ss)
+		s.sessMu.Unlock()
+	}()
+	return ctx
 }
 
 // progress sends elapsed-time notifications for req until stop is called,

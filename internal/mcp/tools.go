@@ -118,7 +118,7 @@ func (s *Server) call(ctx context.Context, req *sdkmcp.CallToolRequest, name str
 		err := ws.Unresolved(name)
 		return errorResult(sdk.CodeUnknownTool, err.Error()), nil
 	}
-	ctx, cancel := s.callContext(ctx)
+	ctx, cancel := s.callContext(ctx, req.Session)
 	defer cancel()
 	stop := s.progress(ctx, req, name)
 	res, err := ws.Invoke(ctx, t, orEmpty(args))
