@@ -84,7 +84,7 @@ var (
 func skillRepo(t testing.TB) string {
 	t.Helper()
 	repoOnce.Do(func() {
-		files := gittest.PluginModule(t, moduleRoot)
+		files := gittest.PluginModule(t, "skills/probe/plugin", "example.com/probe/plugin")
 		main, err := os.ReadFile("testdata/probe/main.go")
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"os"
 	"time"
 
@@ -17,6 +18,9 @@ type Config struct {
 	ScriptTimeout   time.Duration // limit of one script run
 	MaxScriptOutput int64         // bytes kept of a script's output
 	UV              string        // uv binary, "" to find it on PATH
+	// Root is the folder the base tools work in (AGENT_WORKSPACE); ""
+	// means the current folder.
+	Root string
 	// AgentVersion is what SKILL.md compatibility fields are checked
 	// against.
 	AgentVersion string
@@ -28,6 +32,11 @@ type Config struct {
 	Executable func() (string, error)
 	// Logger receives plugin output and host events; nil discards them.
 	Logger hclog.Logger
+	// Relink brings an active linked (dev) skill up to date with its
+	// folder: it rebuilds the plugin and describes it again when the
+	// sources changed, and returns the entry to use. nil uses entries as
+	// recorded.
+	Relink func(ctx context.Context, e registry.Entry) (registry.Entry, error)
 }
 
 // Store opens the registry under Home.

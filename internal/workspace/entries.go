@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sort"
 
@@ -19,7 +20,7 @@ func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, e
 	}
 	byCanon := map[string]registry.Entry{}
 	for _, e := range bundled.Entries() {
-		byCanon[e.Canonical] = e
+		byCanon[e.Canonical] = withBuiltinTools(e)
 	}
 	for _, e := range installed {
 		byCanon[e.Canonical] = e
@@ -45,10 +46,20 @@ func FindEntry(ctx context.Context, store *registry.Store, name string) (registr
 	if !errors.Is(err, registry.ErrNotFound) {
 		return registry.Entry{}, err
 	}
+	var names []string
 	for _, b := range bundled.Entries() {
 		if b.Canonical == canon {
-			return b, nil
+			return withBuiltinTools(b), nil
 		}
+		names = append(names, b.Canonical)
+	}
+	if installed, lerr := store.List(); lerr == nil {
+		for _, e := range installed {
+			names = append(names, e.Canonical)
+		}
+	}
+	if s := registry.Suggest(name, names); s != "" {
+		return registry.Entry{}, fmt.Errorf("%w; did you mean %s?", err, s)
 	}
 	return registry.Entry{}, err
 }

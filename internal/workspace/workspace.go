@@ -52,6 +52,9 @@ type Workspace struct {
 	// plugins are the definitions registered with host, with their use,
 	// so that StopIdle can stop a plugin nobody is calling.
 	plugins map[string]*pluginUse
+
+	checkMu sync.Mutex
+	checked map[string]bool // plugins whose skill passed checkSkill
 }
 
 // ActiveSkill is one loaded, active skill.
@@ -101,6 +104,15 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 		}
 		if !st.Active {
 			continue
+		}
+		if e.Source == registry.SourceDev && cfg.Relink != nil {
+			fresh, err := cfg.Relink(ctx, e)
+			if err != nil {
+				ws.fail(e.Name, shortReason(err))
+				continue
+			}
+			e = fresh
+			ws.All[len(ws.All)-1] = e
 		}
 		as := &ActiveSkill{Entry: e, Manifest: st.Manifest}
 		if e.Path != "" && DirExists(e.Path) {
@@ -208,7 +220,7 @@ func (ws *Workspace) add(t *ToolRef) {
 
 func (ws *Workspace) hasScripts() bool {
 	for _, as := range ws.Active {
-		if len(as.Scripts) > 0 {
+		if len(as.Scripts) > 0 && runsCode(as.Entry) {
 			return true
 		}
 	}
@@ -270,7 +282,7 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 	}
 	for _, as := range ws.Active {
 		e := as.Entry
-		if e.Plugin == nil {
+		if e.Plugin == nil || !runsCode(e) {
 			continue
 		}
 		register(host.Plugin{
@@ -287,6 +299,12 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 			h.Close()
 			return nil, err
 		}
+		register(p)
+	}
+	if p, ok, err := ws.basePlugin(); err != nil {
+		h.Close()
+		return nil, err
+	} else if ok {
 		register(p)
 	}
 	return h, nil
@@ -307,7 +325,7 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 	}
 	var allowed []string
 	for _, as := range ws.Active {
-		if len(as.Scripts) == 0 {
+		if len(as.Scripts) == 0 || !runsCode(as.Entry) {
 			continue
 		}
 		cfg.Skills = append(cfg.Skills, exec.Skill{
@@ -336,6 +354,9 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 func (ws *Workspace) Invoke(ctx context.Context, t *ToolRef, args json.RawMessage) (sdk.Result, error) {
 	if t.handler != nil {
 		return t.handler(ctx, ws, args)
+	}
+	if err := ws.beforeInvoke(ctx, t, args); err != nil {
+		return sdk.Result{}, err
 	}
 	h, err := ws.Host()
 	if err != nil {
