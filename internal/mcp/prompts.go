@@ -60,7 +60,10 @@ func (s *Server) promptHandler(name string) sdkmcp.PromptHandler {
 		if req.Params != nil {
 			args = strings.Fields(req.Params.Arguments[PromptArgument])
 		}
-		r := workspace.Layer2(as.Entry, as.Manifest, args)
+		r, err := gen.ws.Instructions(name, args)
+		if err != nil {
+			return nil, err
+		}
 		return &sdkmcp.GetPromptResult{
 			Description: as.Manifest.Description,
 			Messages: []*sdkmcp.PromptMessage{{

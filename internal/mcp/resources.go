@@ -104,6 +104,9 @@ func (s *Server) resourceHandler(skill, rel string) sdkmcp.ResourceHandler {
 		if as == nil {
 			return nil, sdkmcp.ResourceNotFoundError(req.Params.URI)
 		}
+		if err := gen.ws.CheckFiles(skill); err != nil {
+			return nil, err
+		}
 		root, err := os.OpenRoot(as.Entry.Path)
 		if err != nil {
 			return nil, fmt.Errorf("open skill %s: %w", skill, err)

@@ -66,20 +66,10 @@ func useSkill(ctx context.Context, ws *Workspace, raw json.RawMessage) (sdk.Resu
 		}
 		return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "%v", err)
 	}
-	if err := ws.checkSkill(as, false); err != nil {
+	r, err := ws.instructions(as, args)
+	if err != nil {
 		return sdk.Result{}, err
 	}
-	m := as.Manifest
-	if as.Indexed {
-		// The listing has no body: read SKILL.md now, which also refuses
-		// one changed since install.
-		full, _, err := LoadManifest(as.Entry)
-		if err != nil {
-			return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "load skill %s: %v", as.Entry.Canonical, err)
-		}
-		m = full
-	}
-	r := Layer2(as.Entry, m, args)
 	value, err := json.Marshal(r)
 	if err != nil {
 		return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "encode the instructions of %s: %v", r.Skill, err)
@@ -136,4 +126,32 @@ func canonicalOrSelf(name string) string {
 		return c
 	}
 	return name
+}
+
+// Instructions is Layer 2 of an active skill for a front end that shows it
+// itself (an MCP prompt, a /name invocation): the first-use check, then the
+// SKILL.md body with args substituted.
+func (ws *Workspace) Instructions(skill string, args []string) (Instructions, error) {
+	as := ws.Skill(skill)
+	if as == nil {
+		return Instructions{}, skillNotActive(ws, skill)
+	}
+	return ws.instructions(as, args)
+}
+
+func (ws *Workspace) instructions(as *ActiveSkill, args []string) (Instructions, error) {
+	if err := ws.checkSkill(as, false); err != nil {
+		return Instructions{}, err
+	}
+	m := as.Manifest
+	if as.Indexed {
+		// The listing has no body: read SKILL.md now, which also refuses
+		// one changed since install.
+		full, _, err := LoadManifest(as.Entry)
+		if err != nil {
+			return Instructions{}, sdk.Errorf(sdk.CodeToolFailed, "load skill %s: %v", as.Entry.Canonical, err)
+		}
+		m = full
+	}
+	return Layer2(as.Entry, m, args), nil
 }
