@@ -31,9 +31,12 @@ if [ -f "$source/.git" ]; then
   source="$AGENT_HOME/src"
 fi
 
-# The example sits outside the usual skill folders, so name its path.
-step "agent skill add $source examples/skills/hello-extended --trust"
-"$agent" skill add "$source" examples/skills/hello-extended --trust
+step "agent skill add $source --list   (what the repository holds)"
+"$agent" skill add "$source" --list
+
+# By name: discovery finds examples/skills/hello-extended (SPEC §6).
+step "agent skill add $source hello-extended --trust"
+"$agent" skill add "$source" hello-extended --trust
 
 step "agent skill list"
 "$agent" skill list
@@ -51,5 +54,26 @@ step "agent call greet_in_language '{\"name\":\"Ada\",\"language\":\"fr\"}'"
 args='{"skill_name":"hello-extended","script_name":"advanced_greeting","args":["Ada","Grace","--language","es","--time-of-day","evening"]}'
 step "agent call script_run '$args'"
 "$agent" call script_run "$args"
+
+step "agent skill verify hello-extended   (every installed file against its h1: hash)"
+"$agent" skill verify hello-extended
+
+# MCP: a client nobody here wrote (the MCP inspector's CLI, pinned in
+# internal/mcp/testdata/inspector) starts `agent mcp` over stdio.
+inspector_dir="$root/internal/mcp/testdata/inspector"
+inspector="$inspector_dir/node_modules/.bin/mcp-inspector"
+if [ ! -x "$inspector" ] && command -v npm >/dev/null; then
+  (cd "$inspector_dir" && npm ci --silent --no-audit --no-fund >/dev/null 2>&1) || true
+fi
+if [ -x "$inspector" ]; then
+  step "agent mcp config claude   (the snippet an MCP client needs)"
+  "$agent" mcp config claude
+  step "mcp-inspector --cli agent mcp --method tools/list   (tool names)"
+  "$inspector" --cli -e AGENT_HOME="$AGENT_HOME" -e AGENT_SKILLS="$AGENT_SKILLS" "$agent" mcp --method tools/list | python3 -c 'import json,sys; print("\n".join(t["name"] for t in json.load(sys.stdin)["tools"]))'
+  step "mcp-inspector --cli agent mcp --method tools/call --tool-name greet_in_language"
+  "$inspector" --cli -e AGENT_HOME="$AGENT_HOME" -e AGENT_SKILLS="$AGENT_SKILLS" "$agent" mcp --method tools/call --tool-name greet_in_language --tool-arg name=Ada --tool-arg language=de
+else
+  step "MCP step skipped: node/npm are not installed (apt-get install nodejs npm)"
+fi
 
 step "done"
