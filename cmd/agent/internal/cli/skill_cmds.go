@@ -22,5 +22,6 @@ func addToolCommands(root *cobra.Command, f *Factory) {
 		newCmdTools(f, nil),
 		newCmdCall(f, nil),
 		newCmdPlugin(f, nil),
+		newCmdRun(f, nil),
 	)
 }
