@@ -57,7 +57,7 @@ func (r *runner) emit(ev Event) {
 	ev.JobID = r.job.ID
 	if ev.Type != TypeText {
 		name := fmt.Sprintf("event-%d-%d-%s.json", r.o.Store.stamp(), ev.Step, ev.Type)
-		if err := writeJSON(filepath.Join(r.o.Store.runDir(r.job.ID, ev.RunID), name), ev); err != nil && r.o.OnEvent != nil {
+		if err := writeFile(filepath.Join(r.o.Store.runDir(r.job.ID, ev.RunID), name), ev, false); err != nil && r.o.OnEvent != nil {
 			r.o.OnEvent(Event{Type: TypeError, Time: ev.Time, JobID: ev.JobID, RunID: ev.RunID, Step: ev.Step, Error: err.Error()})
 		}
 	}

@@ -132,7 +132,7 @@ var testBinary struct {
 	err  error
 }
 
-func selfSum(t *testing.T) (string, string) {
+func selfSum(t testing.TB) (string, string) {
 	t.Helper()
 	testBinary.once.Do(func() {
 		testBinary.path, testBinary.err = os.Executable()
@@ -157,7 +157,7 @@ func selfSum(t *testing.T) (string, string) {
 
 // newWorkspace builds a workspace of the test skills, all active. The
 // tester skill's plugin is this test binary.
-func newWorkspace(t *testing.T) *workspace.Workspace {
+func newWorkspace(t testing.TB) *workspace.Workspace {
 	t.Helper()
 	home := t.TempDir()
 	bin, sum := selfSum(t)
@@ -193,7 +193,7 @@ func newWorkspace(t *testing.T) *workspace.Workspace {
 
 // harness is one test's workspace, job store, fake model and events.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *fakemodel.Server
 	root  string
 	opts  run.Options
@@ -204,7 +204,7 @@ type harness struct {
 	onEvt func(run.Event)
 }
 
-func newHarness(t *testing.T, provider string, stream bool, script ...fakemodel.Reply) *harness {
+func newHarness(t testing.TB, provider string, stream bool, script ...fakemodel.Reply) *harness {
 	t.Helper()
 	srv, err := fakemodel.Start(script...)
 	if err != nil {

@@ -209,8 +209,9 @@ func (r *runner) nextStep() (int, bool) {
 	if r.job.MaxSteps > 0 && r.job.Steps >= r.job.MaxSteps {
 		return r.job.Steps, false
 	}
+	// job.json is not rewritten here: a resume counts steps from the
+	// checkpoints, which is one sync less per step.
 	r.job.Steps++
-	_ = r.o.Store.SaveJob(r.job)
 	return r.job.Steps, true
 }
 
