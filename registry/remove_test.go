@@ -121,6 +121,7 @@ func TestSelect(t *testing.T) {
 		{Canonical: "b-c", Trusted: true, Source: SourceGit},
 		{Canonical: "over", Trusted: true, Source: SourceBundled},
 		{Canonical: "over", Trusted: false, Source: SourceGit, Name: "installed"},
+		{Canonical: "base", Trusted: true, Source: SourceBundled, NamedOnly: true},
 	}
 	tests := []struct {
 		spec      string
@@ -138,6 +139,7 @@ func TestSelect(t *testing.T) {
 		{spec: "alpha,nope,zeta", want: []string{"zeta"}, wantWarns: []string{"agent skill trust alpha", "not installed"}},
 		{spec: "../x", want: nil, wantWarns: []string{"not a valid skill name"}},
 		{spec: "over", want: nil, wantWarns: []string{"not trusted"}},
+		{spec: "base,zeta", want: []string{"base", "zeta"}}, // named only: active when named
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {

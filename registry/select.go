@@ -8,7 +8,8 @@ import (
 // Select returns the skills an AGENT_SKILLS value activates (SPEC §7), in
 // canonical order. entries are the installed skills merged with the bundled
 // ones (Source "bundled", Trusted true). Unknown or untrusted names give a
-// warning that says how to fix it; the rest still load.
+// warning that says how to fix it; the rest still load. A NamedOnly skill
+// is active only when named.
 func Select(entries []Entry, spec string) ([]Entry, []string) {
 	// An installed skill overrides a bundled one of the same name.
 	merged := map[string]Entry{}
@@ -38,13 +39,18 @@ func Select(entries []Entry, spec string) ([]Entry, []string) {
 		return nil, nil
 	case "all":
 		for _, e := range sorted {
-			if usable(e) {
+			if usable(e) && !e.NamedOnly {
 				active = append(active, e)
 			}
 		}
 		return active, nil
 	case "all-untrusted":
-		return sorted, nil
+		for _, e := range sorted {
+			if !e.NamedOnly {
+				active = append(active, e)
+			}
+		}
+		return active, nil
 	}
 	byName := make(map[string]Entry, len(sorted))
 	for _, e := range sorted {

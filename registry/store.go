@@ -51,6 +51,11 @@ type Entry struct {
 	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
 	Tools          []Tool `json:"tools,omitempty"`
 	PreviousSHA    string `json:"previous_sha,omitempty"`
+
+	// NamedOnly skills are active only when AGENT_SKILLS names them: all
+	// and all-untrusted leave them out (the bundled base skill, whose
+	// shell is a choice made by name).
+	NamedOnly bool `json:"named_only,omitempty"`
 }
 
 // Source values of Entry.

@@ -2,6 +2,9 @@
 // are always trusted, and an installed skill with the same canonical name
 // overrides one of them.
 //
+// A bundled skill whose SKILL.md has `metadata: {activation: named}` is
+// active only when AGENT_SKILLS names it (registry.Entry.NamedOnly).
+//
 // Each bundled skill is a folder under skills/ with a SKILL.md, embedded
 // with go:embed. Start with Entries (what `agent check` and AGENT_SKILLS
 // see) and Manifest (the parsed SKILL.md, body included).
@@ -55,6 +58,7 @@ var load = sync.OnceValue(func() map[string]skill {
 				Source:      registry.SourceBundled,
 				Version:     m.Version,
 				Trusted:     true,
+				NamedOnly:   m.Metadata["activation"] == "named",
 				Description: m.Description,
 			},
 			manifest: m,

@@ -20,6 +20,9 @@ type Config struct {
 	ScriptTimeout   time.Duration // limit of one script run
 	MaxScriptOutput int64         // bytes kept of a script's output
 	UV              string        // uv binary, "" to find it on PATH
+	// Root is the folder the base tools work in (AGENT_WORKSPACE); ""
+	// means the current folder.
+	Root string
 	// AgentVersion is what SKILL.md compatibility fields are checked
 	// against.
 	AgentVersion string

@@ -19,7 +19,7 @@ func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, e
 	}
 	byCanon := map[string]registry.Entry{}
 	for _, e := range bundled.Entries() {
-		byCanon[e.Canonical] = e
+		byCanon[e.Canonical] = withBuiltinTools(e)
 	}
 	for _, e := range installed {
 		byCanon[e.Canonical] = e
@@ -47,7 +47,7 @@ func FindEntry(ctx context.Context, store *registry.Store, name string) (registr
 	}
 	for _, b := range bundled.Entries() {
 		if b.Canonical == canon {
-			return b, nil
+			return withBuiltinTools(b), nil
 		}
 	}
 	return registry.Entry{}, err

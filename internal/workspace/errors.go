@@ -95,7 +95,9 @@ func (ws *Workspace) Unresolved(name string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tool %s is not active;", name)
 	for _, e := range owners {
-		if e.Trusted {
+		if e.NamedOnly {
+			fmt.Fprintf(&b, " skill %s provides it: export AGENT_SKILLS=%s (AGENT_SKILLS=all leaves it out: it must be named).", e.Canonical, e.Canonical)
+		} else if e.Trusted {
 			fmt.Fprintf(&b, " skill %s provides it: export AGENT_SKILLS=%s (or AGENT_SKILLS=all).", e.Canonical, e.Canonical)
 		} else {
 			fmt.Fprintf(&b, " skill %s (untrusted) provides it: 'agent skill trust %s' and export AGENT_SKILLS=%s, or export AGENT_SKILLS=all-untrusted.", e.Canonical, e.Canonical, e.Canonical)

@@ -281,6 +281,12 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 		}
 		h.Register(p)
 	}
+	if p, ok, err := ws.basePlugin(); err != nil {
+		h.Close()
+		return nil, err
+	} else if ok {
+		h.Register(p)
+	}
 	return h, nil
 }
 

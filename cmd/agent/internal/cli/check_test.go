@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,6 +59,7 @@ func TestCheckReasons(t *testing.T) {
 		"broken":          {false, workspace.ReasonLoadFailed, 0, 0},
 		"deploy":          {true, "", 0, 0},
 		"skill-authoring": {true, "", 0, 0},
+		"base":            {false, workspace.ReasonNotSelected, 0, 13}, // named only: all leaves it out
 	}
 	if len(r.Skills) != len(want) {
 		t.Fatalf("%d skills, want %d: %+v", len(r.Skills), len(want), r.Skills)
@@ -103,6 +105,7 @@ func TestCheckInstalledOverridesBundled(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
+	r.Skills = slices.DeleteFunc(r.Skills, func(s checkSkillJSON) bool { return s.Canonical == "base" })
 	if len(r.Skills) != 1 || r.Skills[0].Source != "git" || !r.Skills[0].Active {
 		t.Fatalf("want the installed skill-authoring only, active: %+v", r.Skills)
 	}

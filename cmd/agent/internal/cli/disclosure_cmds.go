@@ -55,7 +55,9 @@ func activateHint(v *workspace.View) string {
 		if s.Active {
 			names = append(names, s.Entry.Canonical)
 		}
-		if s.Reason == workspace.ReasonNotSelected {
+		// A named-only skill (base, a shell) is never suggested: giving
+		// it to a model is a choice made by name.
+		if s.Reason == workspace.ReasonNotSelected && !s.Entry.NamedOnly {
 			off = append(off, s.Entry.Canonical)
 		}
 	}

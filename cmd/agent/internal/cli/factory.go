@@ -91,6 +91,7 @@ func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
 		ScriptTimeout:   cfg.ScriptTimeout,
 		MaxScriptOutput: cfg.MaxScriptOutput,
 		UV:              cfg.UV,
+		Root:            f.getenv("AGENT_WORKSPACE"),
 		AgentVersion:    Version,
 		Environ:         f.environ(),
 		Executable:      f.Executable,

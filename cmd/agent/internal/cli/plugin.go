@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/plugins/base"
 	"github.com/agentskills/agent/plugins/exec"
 )
 
@@ -14,6 +15,7 @@ import (
 // `agent __plugin <name>`.
 var builtinPlugins = map[string]func() int{
 	"exec": exec.Main,
+	"base": base.Main,
 }
 
 type pluginOptions struct {

@@ -1,0 +1,68 @@
+package base
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// ConfigEnv is the environment variable that carries Config as JSON to
+// `agent __plugin base`.
+const ConfigEnv = "AGENT_BASE_CONFIG"
+
+// Limits of SPEC §14.
+const (
+	DefaultTimeout   = 60 * time.Second
+	MaxTimeout       = 10 * time.Minute
+	DefaultMaxOutput = 1 << 20
+	DefaultReadLimit = 2000
+	MaxImageBytes    = 15 << 20
+	MaxPDFBytes      = 30 << 20
+	maxLineBytes     = 2000      // one line of read_file
+	maxReadBytes     = 256 << 10 // one read_file answer
+	maxEditBytes     = 32 << 20  // files edit_file, apply_patch and grep_files read whole
+)
+
+// Config is everything the plugin process needs. Zero values take the SPEC
+// defaults.
+type Config struct {
+	// Root is the workspace folder (AGENT_WORKSPACE, else the current
+	// folder of the agent). Every file tool is confined beneath it.
+	Root string `json:"root"`
+	// Home is AGENT_HOME. Paths inside it are refused even when the
+	// workspace holds it.
+	Home string `json:"home,omitempty"`
+	// Environ is the host's environment, which exec and shell_command
+	// pass to commands (plus the call's env).
+	Environ []string `json:"environ,omitempty"`
+	// Timeout is the default command timeout (60 s).
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// MaxOutput is the bytes of command output kept, middle-out (1 MiB).
+	MaxOutput int `json:"max_output,omitempty"`
+}
+
+func (c Config) withDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxOutput <= 0 {
+		c.MaxOutput = DefaultMaxOutput
+	}
+	return c
+}
+
+func configFromEnv() (Config, error) {
+	var cfg Config
+	raw, ok := os.LookupEnv(ConfigEnv)
+	if !ok {
+		return cfg, fmt.Errorf("%s is not set; this command is started by agent, not by hand", ConfigEnv)
+	}
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return cfg, fmt.Errorf("%s is not valid JSON: %v", ConfigEnv, err)
+	}
+	if cfg.Root == "" {
+		return cfg, fmt.Errorf("%s names no workspace root", ConfigEnv)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,135 @@
+package base
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzPaths sends arbitrary paths to the file tools of a workspace that
+// sits next to a secret folder and holds links out of itself. Whatever the
+// path, nothing outside the workspace is read, written or created.
+func FuzzPaths(f *testing.F) {
+	for _, p := range hostilePaths {
+		f.Add(p, uint8(0))
+		f.Add(p, uint8(1))
+	}
+	for _, p := range []string{"inside.txt", "dir/x.txt", "./dir/../inside.txt", "new/file.txt", "link_out", "dir//x.txt", "dir/./x.txt/", "~/x", "..."} {
+		f.Add(p, uint8(2))
+	}
+	parent := f.TempDir()
+	ws := filepath.Join(parent, "ws")
+	outside := filepath.Join(parent, "outside")
+	home := filepath.Join(ws, ".agent-home")
+	for _, d := range []string{filepath.Join(ws, "dir"), outside, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for name, data := range map[string]string{
+		filepath.Join(outside, "secret.txt"): secret,
+		filepath.Join(home, "secret.txt"):    secret,
+		filepath.Join(ws, "inside.txt"):      "inside\n",
+	} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"link_out": "../outside", "link_abs": outside, "dir/up": "../..", "link_home": ".agent-home"} {
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	s := &service{cfg: Config{Root: ws, Home: home}.withDefaults()}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, p string, tool uint8) {
+		var out string
+		var err error
+		switch tool % 6 {
+		case 0:
+			var r ReadResult
+			r, _, err = s.readFile(ctx, ReadInput{Path: p})
+			out = r.Content
+		case 1:
+			_, _, err = s.writeFile(ctx, WriteInput{Path: p, Content: "fuzz"})
+		case 2:
+			var r ListResult
+			r, _, err = s.listDir(ctx, ListInput{DirPath: p, Depth: 3})
+			out = r.Entries
+		case 3:
+			var r GrepResult
+			r, _, err = s.grep(ctx, GrepInput{Pattern: "SECRET", Path: p})
+			out = strings.Join(r.Files, "\n")
+		case 4:
+			_, _, err = s.applyPatch(ctx, PatchInput{Patch: "*** Begin Patch\n*** Add File: " + p + "\n+fuzz\n*** End Patch"})
+		case 5:
+			_, _, err = s.editFile(ctx, EditInput{Path: p, OldText: "TOP", NewText: "fuzz"})
+		}
+		// Files the fuzzer wrote hold "fuzz", so any grep hit is a secret;
+		// a listing may show names the fuzzer made, never AGENT_HOME.
+		leak := strings.Contains(out, secret) || strings.Contains(out, ".agent-home")
+		if tool%6 == 3 && out != "" {
+			leak = true
+		}
+		if leak || (err != nil && strings.Contains(err.Error(), secret)) {
+			t.Fatalf("tool %d path %q reached the secret: %q %v", tool%6, p, out, err)
+		}
+		for _, dir := range []string{outside, home, parent} {
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				switch e.Name() {
+				case "secret.txt", "ws", "outside", ".agent-home":
+					continue
+				}
+				t.Fatalf("tool %d path %q created %s in %s", tool%6, p, e.Name(), dir)
+			}
+		}
+		for _, file := range []string{filepath.Join(outside, "secret.txt"), filepath.Join(home, "secret.txt")} {
+			if b, _ := os.ReadFile(file); string(b) != secret {
+				t.Fatalf("tool %d path %q changed %s", tool%6, p, file)
+			}
+		}
+	})
+}
+
+// FuzzParsePatch parses arbitrary text as a patch and applies what parses
+// to a small file: no panic, and a parsed patch names a file in each
+// section.
+func FuzzParsePatch(f *testing.F) {
+	files, _ := filepath.Glob("testdata/patches/*.txtar")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if _, rest, ok := strings.Cut(string(data), "-- patch --\n"); ok {
+			patch, _, _ := strings.Cut(rest, "\n-- ")
+			f.Add(patch)
+		}
+	}
+	f.Add("*** Begin Patch\n*** Update File: a\n@@\n-a\n+b\n*** End of File\n*** End Patch")
+	f.Fuzz(func(t *testing.T, text string) {
+		ops, err := ParsePatch(text)
+		if err != nil {
+			if codeOf(err) != CodeInvalidArgs {
+				t.Fatalf("a parse error must be invalid_args: %v", err)
+			}
+			return
+		}
+		for _, op := range ops {
+			if op.Path == "" {
+				t.Fatalf("a section without a path: %+v", op)
+			}
+			if op.Kind == OpUpdate {
+				for _, base := range []string{"", "a\nb\nc\n", "a\r\nb", "\n\n"} {
+					out, err := applyChunks(base, op.Chunks, op.Path)
+					if err == nil && out != "" && !strings.HasSuffix(out, "\n") {
+						t.Fatalf("applied text does not end with a newline: %q", out)
+					}
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,109 @@
+package base
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentskills/agent/sdk"
+)
+
+// The test binary doubles as the processes these tests need, chosen by
+// BASE_TEST_HELPER: "plugin" runs one long shell_command with Main's
+// signal handling and blocks; "host" starts a "plugin" and blocks.
+const helperEnv = "BASE_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "plugin":
+		os.Exit(helperPlugin())
+	case "host":
+		os.Exit(helperHost())
+	}
+	code := m.Run()
+	if treeDir != "" {
+		os.RemoveAll(treeDir)
+	}
+	os.Exit(code)
+}
+
+func helperPlugin() int {
+	cfg, err := configFromEnv()
+	if err != nil {
+		return 10
+	}
+	if !stopWithParent() {
+		return 11
+	}
+	args, _ := json.Marshal(map[string]any{"command": "sleep 300 & echo $! > " + os.Getenv("BASE_TEST_PID") + "; wait", "timeout_ms": 600000})
+	_, _ = New(cfg).Invoke(context.Background(), "shell_command", args)
+	return 12
+}
+
+func helperHost() int {
+	cmd := osexec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"=plugin")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // what the host asks for
+	if err := cmd.Start(); err != nil {
+		return 20
+	}
+	_ = cmd.Wait()
+	return 21
+}
+
+// TestCommandsDieWithThePlugin: a command's grandchild is killed when the
+// plugin is told to stop (SIGTERM), and when the host dies by SIGKILL.
+func TestCommandsDieWithThePlugin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, helper string }{{"sigterm", "plugin"}, {"host killed", "host"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "pid")
+			cfg, _ := json.Marshal(Config{Root: dir})
+			cmd := osexec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), helperEnv+"="+tc.helper, "BASE_TEST_PID="+pidFile, ConfigEnv+"="+string(cfg),
+				sdk.Handshake.MagicCookieKey+"="+sdk.Handshake.MagicCookieValue)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pid := waitPID(t, pidFile)
+			if tc.helper == "plugin" {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+			} else {
+				_ = cmd.Process.Kill()
+			}
+			_ = cmd.Wait()
+			for range 250 {
+				if syscall.Kill(pid, 0) != nil {
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the command's child %d outlived the plugin", pid)
+		})
+	}
+}
+
+func waitPID(t *testing.T, file string) int {
+	t.Helper()
+	for range 500 {
+		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err == nil {
+				return pid
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the command never started")
+	return 0
+}
