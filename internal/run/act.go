@@ -122,7 +122,7 @@ func (r *runner) call(ctx context.Context, rs *RunSetting, step int, c ToolCall)
 	if len(rs.AllowedTools) > 0 && !isAllowed(t, rs.AllowedTools) && t.Name != ToolAttemptCompletion {
 		return errorContent(sdk.CodeUnknownTool, fmt.Sprintf("%s is not among this run's allowed tools (%s)", c.Name, strings.Join(rs.AllowedTools, ", "))), true, false
 	}
-	if t.Skill == BaseSkill && NeedsApproval[t.Name] && r.o.Approve != nil {
+	if t.Skill == workspace.BaseSkill && NeedsApproval[t.Name] && r.o.Approve != nil {
 		if err := r.o.Approve(ctx, t.Name, string(args)); err != nil {
 			return errorContent(CodeNotApproved, fmt.Sprintf("the user did not approve %s: %v", t.Name, err)), true, false
 		}

@@ -65,9 +65,6 @@ const (
 // commands (SPEC §16).
 var NeedsApproval = map[string]bool{"exec": true, "shell_command": true, "write_file": true, "edit_file": true, "apply_patch": true}
 
-// BaseSkill is the bundled skill always active in `agent run`.
-const BaseSkill = "base"
-
 type runner struct {
 	o     Options
 	model Model

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -41,7 +40,7 @@ func newCmdRun(f *Factory, runF func(context.Context, *runOptions) error) *cobra
 		if err != nil {
 			return nil, err
 		}
-		wc.Always = []string{run.BaseSkill}
+		wc.Always = []string{workspace.BaseSkill}
 		return workspace.Load(ctx, wc)
 	}
 	cmd := &cobra.Command{
@@ -126,17 +125,15 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	root, ok := opts.LookupEnv("AGENT_WORKSPACE")
-	if !ok || root == "" {
-		if root, err = os.Getwd(); err != nil {
-			return fmt.Errorf("find the workspace folder: %w (set AGENT_WORKSPACE)", err)
-		}
-	}
 	ws, err := opts.Workspace(ctx)
 	if err != nil {
 		return err
 	}
 	defer ws.Close()
+	root, err := ws.Config.WorkspaceRoot()
+	if err != nil {
+		return fmt.Errorf("find the workspace folder: %w (set AGENT_WORKSPACE)", err)
+	}
 	ws.PrintWarnings(opts.IO.ErrOut)
 
 	events := opts.Events
