@@ -42,13 +42,8 @@ func TestRunSignalThenContinue(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
-	dir := t.TempDir()
-	agent := filepath.Join(dir, "agent")
-	build := exec.Command("go", "build", "-o", agent, "./cmd/agent")
-	build.Dir = moduleRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	agent := buildAgent(t)
+	dir := filepath.Dir(agent)
 	repo := gittest.NewRepo(t, map[string]string{
 		"skills/slow/SKILL.md":        "---\nname: slow\ndescription: Waits.\n---\nRun the wait script.\n",
 		"skills/slow/scripts/wait.py": waitScript,
@@ -143,6 +138,102 @@ func TestRunSignalThenContinue(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildAgent builds the real agent binary for a test that runs it.
+func buildAgent(t *testing.T) string {
+	t.Helper()
+	agent := filepath.Join(t.TempDir(), "agent")
+	build := exec.Command("go", "build", "-o", agent, "./cmd/agent")
+	build.Dir = moduleRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return agent
+}
+
+// runAgent runs the agent binary in a fresh workspace against srv.
+func runAgent(t *testing.T, agent string, srv *fakemodel.Server, work string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(agent, args...)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "AGENT_HOME="+filepath.Join(filepath.Dir(work), "home"), "AGENT_WORKSPACE="+work,
+		"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.AnthropicURL())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	_ = cmd.Run()
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestRunBinary runs `agent run` end to end with the bundled base skill:
+// todos that keep attempt_completion from ending the run, a file written
+// with --yes, and a provider failing with 429s, reported with the job left
+// for --continue.
+func TestRunBinary(t *testing.T) {
+	agent := buildAgent(t)
+	t.Run("base todos", func(t *testing.T) {
+		work := filepath.Join(t.TempDir(), "work")
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := fakemodel.Start(
+			fakemodel.Reply{ToolCalls: []fakemodel.Call{{Name: "todo", Args: `{"new_todos":["write hello.txt"]}`}}},
+			fakemodel.Reply{ToolCalls: []fakemodel.Call{{Name: "attempt_completion", Args: `{}`}}},
+			fakemodel.Reply{ToolCalls: []fakemodel.Call{{Name: "write_file", Args: `{"path":"hello.txt","content":"hi"}`}, {Name: "todo", Args: `{"completed_todos":[1]}`}}},
+			fakemodel.Reply{ToolCalls: []fakemodel.Call{{Name: "attempt_completion", Args: `{}`}}},
+			fakemodel.Reply{Text: "Wrote hello.txt."},
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		out, errOut, code := runAgent(t, agent, srv, work, "run", "--yes", "--events=none", "--model", "anthropic/fake", "write hello.txt")
+		if code != 0 || strings.TrimSpace(out) != "Wrote hello.txt." {
+			t.Fatalf("exit %d, stdout %q\n%s", code, out, errOut)
+		}
+		if b, err := os.ReadFile(filepath.Join(work, "hello.txt")); err != nil || string(b) != "hi" {
+			t.Fatalf("hello.txt: %q, %v", b, err)
+		}
+		reqs := srv.Requests()
+		if got := reqs[2].LastResults()[0].Content; !strings.Contains(got, "remaining_todos") {
+			t.Fatalf("attempt_completion with an open todo answered %s", got)
+		}
+		if len(reqs) != 5 {
+			t.Fatalf("%d model calls, want 5", len(reqs))
+		}
+	})
+	t.Run("429 then continue", func(t *testing.T) {
+		work := filepath.Join(t.TempDir(), "work")
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := fakemodel.Start(fakemodel.Reply{Error: "rate_limit", Times: 5}, fakemodel.Reply{Text: "first"}, fakemodel.Reply{Text: "second"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		_, errOut, code := runAgent(t, agent, srv, work, "run", "--events=none", "--model", "anthropic/fake", "hi")
+		if code != 1 || !strings.Contains(errOut, "rate limited") || !strings.Contains(errOut, "agent run --continue") {
+			t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+		}
+		out, errOut, code := runAgent(t, agent, srv, work, "run", "--continue", "--events=none")
+		if code != 0 || strings.TrimSpace(out) != "second" {
+			t.Fatalf("--continue: exit %d, stdout %q\n%s", code, out, errOut)
+		}
+	})
+	t.Run("missing key", func(t *testing.T) {
+		work := filepath.Join(t.TempDir(), "work")
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(agent, "run", "--model", "anthropic/x", "hi")
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "AGENT_HOME="+filepath.Join(filepath.Dir(work), "home"), "AGENT_WORKSPACE="+work, "ANTHROPIC_API_KEY=")
+		out, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "ANTHROPIC_API_KEY") || !strings.Contains(string(out), "--continue") {
+			t.Fatalf("exit %d:\n%s", cmd.ProcessState.ExitCode(), out)
+		}
+	})
 }
 
 func waitFor(t *testing.T, cond func() bool) {
