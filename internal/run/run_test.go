@@ -319,3 +319,45 @@ func TestInterruptThenContinue(t *testing.T) {
 		t.Fatalf("replayed block answered %s", got)
 	}
 }
+
+func TestResumeFrom(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "openai", true,
+		tools(call("use_skill", `{"skill":"greeter","args":["Ada"]}`)),
+		tools(call("attempt_completion", `{}`)),
+		text("first answer"),
+	)
+	out, err := run.Start(context.Background(), h.opts, "greet")
+	mustOutcome(t, out, err, run.StatusCompleted)
+	// The checkpoint written after step 1's tools answered.
+	files, _ := filepath.Glob(filepath.Join(h.root, ".agent", "jobs", out.JobID, "runs", out.RunID, "checkpoint-*-1-*.json"))
+	var from string
+	for _, f := range files {
+		var cp run.Checkpoint
+		b, _ := os.ReadFile(f)
+		if json.Unmarshal(b, &cp) == nil && cp.Status == run.StatusProceeding {
+			from = cp.ID
+		}
+	}
+	if from == "" {
+		t.Fatalf("no proceeding checkpoint of step 1 among %v", files)
+	}
+	h.srv.Push(tools(call("attempt_completion", `{}`)), text("second answer"))
+	out, err = run.ResumeFrom(context.Background(), h.opts, from, "")
+	out = mustOutcome(t, out, err, run.StatusCompleted)
+	if out.Result != "second answer" {
+		t.Fatalf("outcome %+v", out)
+	}
+	// The model saw the history up to that checkpoint, not what came after.
+	req := h.srv.Requests()[3]
+	if n := len(req.Messages); n != 3 {
+		t.Fatalf("resumed request has %d messages, want 3 (query, call, result)", n)
+	}
+	if _, err := run.ResumeFrom(context.Background(), h.opts, "nope", ""); !errors.Is(err, run.ErrCheckpointMissing) {
+		t.Fatalf("unknown checkpoint: %v", err)
+	}
+	// A completed job does not resume without a new query.
+	if _, err := run.Continue(context.Background(), h.opts, ""); !errors.Is(err, run.ErrJobCompleted) {
+		t.Fatalf("continue of a completed job: %v", err)
+	}
+}

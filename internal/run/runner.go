@@ -157,7 +157,7 @@ func resume(ctx context.Context, o Options, job *Job, cp *Checkpoint, query stri
 	switch cp.Status {
 	case StatusCompleted:
 		if strings.TrimSpace(query) == "" {
-			return nil, fmt.Errorf("%w: job %s completed with its result; start a new run, or pass a query to --continue to go on from it", ErrJobBusy, job.ID)
+			return nil, fmt.Errorf("%w: job %s completed with its result; start a new run, or pass a query to --continue to go on from it", ErrJobCompleted, job.ID)
 		}
 	case StatusMaxSteps, StatusFailed, StatusInterrupted:
 		cp.Status = StatusProceeding

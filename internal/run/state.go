@@ -18,7 +18,7 @@ import (
 var (
 	ErrNoJob             = errors.New("no job to continue")
 	ErrCheckpointMissing = errors.New("checkpoint not found")
-	ErrJobBusy           = errors.New("job is finished")
+	ErrJobCompleted      = errors.New("job is finished")
 )
 
 // Job is .agent/jobs/<jobId>/job.json.
