@@ -39,8 +39,10 @@ type Prepare func(ctx context.Context, s *Staged) error
 // AddRequest is what `agent skill add` asks for.
 type AddRequest struct {
 	Source       Source
-	Skill        string // [skill] selector: folder or manifest name
-	Name         string // --name: install under this name instead of the manifest's
+	Skill        string   // [skill] selector: folder or manifest name
+	Skills       []string // more selectors: several skills from one fetch
+	All          bool     // every skill the repository holds
+	Name         string   // --name: install under this name instead of the manifest's
 	Trusted      bool
 	AgentVersion string
 	Progress     io.Writer // nil is silent
@@ -51,19 +53,40 @@ type AddRequest struct {
 // Add clones req.Source, picks and validates the skill, lets prep build its
 // plugin, and installs it. On any failure nothing is left behind.
 func (s *Store) Add(ctx context.Context, req AddRequest, prep Prepare) (Entry, error) {
-	e, err := s.add(ctx, req, prep)
+	es, err := s.AddSkills(ctx, req, prep)
 	if err != nil {
-		return Entry{}, fmt.Errorf("add %s: %w", req.Source.Raw, err)
+		return Entry{}, err
 	}
-	return e, nil
+	return es[0], nil
 }
 
-func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, error) {
+// AddSkills is Add for every skill req selects (req.Skill, req.Skills, or
+// req.All), from one fetch. Selection is checked in full before anything is
+// installed; then each skill is installed in turn, atomically. On an error
+// the entries installed before it are returned with it.
+func (s *Store) AddSkills(ctx context.Context, req AddRequest, prep Prepare) ([]Entry, error) {
+	es, err := s.add(ctx, req, prep)
+	if err != nil {
+		return es, fmt.Errorf("add %s: %w", req.Source.Raw, err)
+	}
+	return es, nil
+}
+
+// selectors are the [skill...] arguments of a request.
+func (req AddRequest) selectors() []string {
+	var out []string
+	if req.Skill != "" {
+		out = append(out, req.Skill)
+	}
+	return append(out, req.Skills...)
+}
+
+func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry, error) {
 	src := req.Source
 	if src.URL == "" {
 		parsed, err := ParseSource(src.Raw)
 		if err != nil {
-			return Entry{}, err
+			return nil, err
 		}
 		parsed.Ref, parsed.Constraint = firstNonEmpty(src.Ref, parsed.Ref), firstNonEmpty(src.Constraint, parsed.Constraint)
 		src = parsed
@@ -72,13 +95,13 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 		src.Raw = src.URL
 	}
 	if src.Ref != "" && src.Constraint != "" {
-		return Entry{}, fmt.Errorf("%w: give either a ref (%s) or a version constraint (%s), not both", ErrUnsupportedSource, src.Ref, src.Constraint)
+		return nil, fmt.Errorf("%w: give either a ref (%s) or a version constraint (%s), not both", ErrUnsupportedSource, src.Ref, src.Constraint)
 	}
 	var want string
 	if req.Name != "" {
 		c, err := Canonical(req.Name)
 		if err != nil {
-			return Entry{}, err
+			return nil, err
 		}
 		want = c
 	}
@@ -94,14 +117,43 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 		return nil, err
 	})
 	if err != nil {
-		return Entry{}, err
+		return nil, err
 	}
 	defer w.close()
 
-	repoDir := w.path("repo")
-	repo, err := s.git().Clone(ctx, src.URL, repoDir, req.Progress)
+	repoDir, t, err := s.checkoutSource(ctx, w, src, req.Progress)
 	if err != nil {
-		return Entry{}, err
+		return nil, err
+	}
+	d, err := Discover(os.DirFS(repoDir), RepoName(src.URL))
+	if err != nil {
+		return nil, err
+	}
+	sels, err := d.Select(req.selectors(), req.All, src.Raw)
+	if err != nil {
+		return nil, err
+	}
+	if req.Name != "" && len(sels) > 1 {
+		return nil, fmt.Errorf("--name renames one skill, but %d are selected; add them one at a time", len(sels))
+	}
+	var out []Entry
+	for _, sel := range sels {
+		e, err := s.addFound(ctx, w, req, src, t, repoDir, sel, prep)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// checkoutSource clones src into w and checks out the commit its ref or
+// constraint names.
+func (s *Store) checkoutSource(ctx context.Context, w *work, src Source, progress io.Writer) (string, target, error) {
+	repoDir := w.path("repo")
+	repo, err := s.git().Clone(ctx, src.URL, repoDir, progress)
+	if err != nil {
+		return "", target{}, err
 	}
 	var t target
 	if src.Constraint != "" {
@@ -110,19 +162,42 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 		t, err = resolveRef(repo, src.Ref)
 	}
 	if err != nil {
-		return Entry{}, err
+		return "", target{}, err
 	}
 	if err := checkout(repo, t.Hash); err != nil {
-		return Entry{}, err
+		return "", target{}, err
 	}
-	found, err := DiscoverFor(repoDir, req.Skill)
+	return repoDir, t, nil
+}
+
+// FindSkills fetches src and returns what discovery finds there, installing
+// nothing (`agent skill add --list`).
+func (s *Store) FindSkills(ctx context.Context, src Source, progress io.Writer) (*Discovery, error) {
+	var w *work
+	err := s.locked(func([]Entry) ([]Entry, error) {
+		var err error
+		w, err = s.newWork()
+		return nil, err
+	})
 	if err != nil {
-		return Entry{}, err
+		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
-	sel, err := pick(found, req.Skill, src.Raw)
+	defer w.close()
+	repoDir, _, err := s.checkoutSource(ctx, w, src, progress)
 	if err != nil {
-		return Entry{}, err
+		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
+	d, err := Discover(os.DirFS(repoDir), RepoName(src.URL))
+	if err != nil {
+		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
+	}
+	// The checkout goes away with w; what was found stays readable.
+	d.fsys = nil
+	return d, nil
+}
+
+// addFound installs one selected skill from the checkout in w.
+func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src Source, t target, repoDir string, sel Found, prep Prepare) (Entry, error) {
 	m := sel.Manifest
 	name := m.Name
 	if req.Name != "" {
@@ -182,7 +257,10 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 		}
 		s.at("add:plugin")
 		return append(entries, e), nil
-	}, func() { _ = os.Remove(marker) })
+	}, func() {
+		_ = os.Remove(marker)
+		s.writeRecord(canonical, inst.record)
+	})
 	if err != nil {
 		return Entry{}, err
 	}
@@ -213,6 +291,7 @@ type installable struct {
 	skill      string // staged copy of the skill folder
 	pluginFrom string // built binary in the work dir, or ""
 	pluginTo   string
+	record     *integrityRecord // the staged folder's files, for state/integrity
 }
 
 func (in installable) placePlugin() error {
@@ -226,13 +305,18 @@ func (in installable) placePlugin() error {
 }
 
 // stage runs prep, copies the skill folder out of the checkout and fills
-// e's plugin and tools with their installed locations.
+// e's plugin and tools with their installed locations. An untrusted
+// skill's code never runs: prep (build and describe) is skipped for it
+// until Trust. A folder with a symbolic link is refused before prep.
 func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e *Entry) (installable, error) {
+	if err := CheckNoLinks(st.SkillDir); err != nil {
+		return installable{}, err
+	}
 	if err := os.MkdirAll(w.path("plugin"), 0o755); err != nil {
 		return installable{}, err
 	}
 	st.PluginOut = filepath.Join(w.path("plugin"), st.Canonical)
-	if prep != nil {
+	if prep != nil && e.Trusted {
 		if err := prep(ctx, st); err != nil {
 			return installable{}, fmt.Errorf("prepare %s: %w", st.Canonical, err)
 		}
@@ -246,6 +330,9 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 		return installable{}, fmt.Errorf("hash %s of %s: %w", ManifestFile, st.Canonical, err)
 	}
 	e.ManifestSHA256 = sum
+	if e.DirHash, in.record, err = HashSkill(in.skill); err != nil {
+		return installable{}, fmt.Errorf("hash the files of %s: %w", st.Canonical, err)
+	}
 	e.Tools = st.Tools
 	e.Plugin = nil
 	if p := st.Plugin; p != nil {

@@ -101,6 +101,9 @@ func (s *Store) Update(ctx context.Context, req UpdateRequest, prep Prepare) ([]
 }
 
 func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep Prepare) (UpdateResult, error) {
+	if e.Source == SourceDev {
+		return UpdateResult{}, fmt.Errorf("%w: it is rebuilt from %s when its sources change", ErrLinked, e.Path)
+	}
 	res := UpdateResult{UpdatePlan: UpdatePlan{Name: e.Canonical, OldSHA: e.CommitSHA, NewSHA: e.CommitSHA, OldVersion: e.Version, NewVersion: e.Version}}
 	if e.Constraint == "" && e.Ref != "" && isHex(e.Ref) && len(e.Ref) >= 4 && len(e.CommitSHA) >= len(e.Ref) && e.CommitSHA[:len(e.Ref)] == e.Ref {
 		res.Status = StatusPinned
@@ -200,7 +203,9 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		if cur.CommitSHA != e.CommitSHA {
 			return nil, fmt.Errorf("it changed to %s while updating; run the update again", short(cur.CommitSHA))
 		}
-		ne.Trusted = cur.Trusted
+		if cur.Trusted != ne.Trusted {
+			return nil, fmt.Errorf("its trust changed while updating; run the update again")
+		}
 		if err := s.swapIn(inst.skill, newDir, oldDir, ne.Path); err != nil {
 			return nil, err
 		}
@@ -210,6 +215,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		s.at("update:plugin")
 		return replace(entries, ne), nil
 	}, func() {
+		s.writeRecord(e.Canonical, inst.record)
 		s.at("update:committed")
 		_ = os.RemoveAll(newDir)
 		_ = os.Remove(newDir + ".ino")

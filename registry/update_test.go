@@ -65,11 +65,18 @@ func TestUpdateWithinConstraint(t *testing.T) {
 		t.Fatalf("Update = %+v (asked %v); want updated %+v", got, asked, want)
 	}
 	e, _ := s.Get("versioned")
-	if e.CommitSHA != v12 || e.PreviousSHA != v11 || e.Version != "1.1.5" || e.Trusted || e.Plugin == nil || !strings.Contains(e.Plugin.Path, v12) {
+	if e.CommitSHA != v12 || e.PreviousSHA != v11 || e.Version != "1.1.5" || e.Trusted || e.Plugin != nil || e.DirHash == "" {
+		// Untrusted: files only, no plugin built.
 		t.Errorf("entry after update = %+v", e)
 	}
 	if b, _ := os.ReadFile(filepath.Join(e.Path, "f")); string(b) != "1.2" {
 		t.Errorf("installed f = %q", b)
+	}
+	if err := s.CheckIntegrity(e); err != nil {
+		t.Errorf("CheckIntegrity after update: %v", err)
+	}
+	if rec := s.readRecord(e); rec == nil || rec.DirHash != e.DirHash {
+		t.Errorf("integrity record after update = %+v; want one for %s", rec, e.DirHash)
 	}
 	assertConsistent(t, s)
 }
@@ -193,7 +200,7 @@ func TestUpdateErrors(t *testing.T) {
 	if !errors.Is(err, ErrIncompatible) {
 		t.Fatalf("Update = %v; want ErrIncompatible", err)
 	}
-	repo.Commit(t, map[string]string{"SKILL.md": "broken"}, "broken")
+	repo.Commit(t, map[string]string{"SKILL.md": "---\n- broken\n---\n"}, "broken")
 	_, err = s.Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, buildPrep)
 	if !errors.Is(err, ErrInvalidManifest) {
 		t.Fatalf("Update = %v; want ErrInvalidManifest", err)

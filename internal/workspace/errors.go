@@ -71,6 +71,24 @@ func (ws *Workspace) Unresolved(name string) error {
 			wantSkill = c
 		}
 	}
+	// An active skill that is untrusted has no runnable tools: say so, with
+	// the fix, rather than that the tool does not exist.
+	if as := ws.Skill(wantSkill); wantSkill != "" && as != nil && !runsCode(as.Entry) {
+		return untrustedError(as.Entry.Canonical)
+	}
+	for _, e := range ws.All {
+		if wantSkill != "" && e.Canonical == wantSkill && !runsCode(e) && len(e.Tools) == 0 {
+			return &kindError{msg: fmt.Sprintf("tool %s is not active: skill %s (untrusted) was installed as files only, so its plugin is not built and its tools are not known yet; "+
+				"'agent skill trust %s' builds it and describes its tools, then export AGENT_SKILLS=%s", name, e.Canonical, e.Canonical, e.Canonical), kind: ErrToolNotActive}
+		}
+	}
+	if bare == "script_list" || bare == "script_help" || bare == "script_run" {
+		for _, as := range ws.Active {
+			if len(as.Scripts) > 0 && !runsCode(as.Entry) {
+				return untrustedError(as.Entry.Canonical)
+			}
+		}
+	}
 	var owners []registry.Entry
 	for _, e := range ws.All {
 		if ws.Skill(e.Canonical) != nil || (wantSkill != "" && e.Canonical != wantSkill) {
@@ -90,7 +108,11 @@ func (ws *Workspace) Unresolved(name string) error {
 		}
 	}
 	if len(owners) == 0 {
-		return &kindError{msg: fmt.Sprintf("%s is not a tool of any active or installed skill; 'agent tools' lists the active ones", name), kind: ErrUnknownTool}
+		hint := ""
+		if s := ws.suggestTool(name); s != "" {
+			hint = fmt.Sprintf("; did you mean %s?", s)
+		}
+		return &kindError{msg: fmt.Sprintf("%s is not a tool of any active or installed skill%s; 'agent tools' lists the active ones", name, hint), kind: ErrUnknownTool}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tool %s is not active;", name)
@@ -104,6 +126,30 @@ func (ws *Workspace) Unresolved(name string) error {
 		}
 	}
 	return &kindError{msg: strings.TrimSuffix(b.String(), "."), kind: ErrToolNotActive}
+}
+
+// suggestTool is the active or installed tool closest to name, in the form
+// name was given (bare or skill.tool).
+func (ws *Workspace) suggestTool(name string) string {
+	var names []string
+	qualified := strings.Contains(name, ".")
+	for _, t := range ws.Tools {
+		if qualified {
+			names = append(names, t.Skill+"."+t.Name)
+		} else {
+			names = append(names, t.Name)
+		}
+	}
+	for _, e := range ws.All {
+		for _, t := range e.Tools {
+			if qualified {
+				names = append(names, e.Canonical+"."+t.Name)
+			} else {
+				names = append(names, t.Name)
+			}
+		}
+	}
+	return registry.Suggest(name, names)
 }
 
 // inactiveWithScripts lists installed skills that are not active and have

@@ -27,6 +27,8 @@ type SkillState struct {
 	Reason   string // one of the Reason constants when not active
 	Detail   string // one line: why it failed to load or is incompatible
 	Scripts  int
+	// Problems are the SKILL.md warnings, recoveries among them (SPEC §3).
+	Problems []registry.Problem
 }
 
 // View is every known skill with its state. Building it reads each
@@ -73,7 +75,8 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 			v.Skills = append(v.Skills, st)
 			continue
 		}
-		m, _, err := LoadManifest(e)
+		m, problems, err := LoadManifest(e)
+		st.Problems = problems
 		switch {
 		case err != nil:
 			st.Reason, st.Detail = ReasonLoadFailed, oneLine(err, e.Path)

@@ -49,6 +49,9 @@ type Workspace struct {
 	hostOnce sync.Once
 	host     *host.Host
 	hostErr  error
+
+	checkMu sync.Mutex
+	checked map[string]bool // plugins whose skill passed checkSkill
 }
 
 // ActiveSkill is one loaded, active skill.
@@ -98,6 +101,15 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 		}
 		if !st.Active {
 			continue
+		}
+		if e.Source == registry.SourceDev && cfg.Relink != nil {
+			fresh, err := cfg.Relink(ctx, e)
+			if err != nil {
+				ws.fail(e.Name, shortReason(err))
+				continue
+			}
+			e = fresh
+			ws.All[len(ws.All)-1] = e
 		}
 		as := &ActiveSkill{Entry: e, Manifest: st.Manifest}
 		if e.Path != "" && DirExists(e.Path) {
@@ -205,7 +217,7 @@ func (ws *Workspace) add(t *ToolRef) {
 
 func (ws *Workspace) hasScripts() bool {
 	for _, as := range ws.Active {
-		if len(as.Scripts) > 0 {
+		if len(as.Scripts) > 0 && runsCode(as.Entry) {
 			return true
 		}
 	}
@@ -262,7 +274,7 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 	h := host.New(host.WithLogger(ws.Config.logger()), host.WithStateDir(stateDir))
 	for _, as := range ws.Active {
 		e := as.Entry
-		if e.Plugin == nil {
+		if e.Plugin == nil || !runsCode(e) {
 			continue
 		}
 		h.Register(host.Plugin{
@@ -305,7 +317,7 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 	}
 	var allowed []string
 	for _, as := range ws.Active {
-		if len(as.Scripts) == 0 {
+		if len(as.Scripts) == 0 || !runsCode(as.Entry) {
 			continue
 		}
 		cfg.Skills = append(cfg.Skills, exec.Skill{
@@ -334,6 +346,9 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 func (ws *Workspace) Invoke(ctx context.Context, t *ToolRef, args json.RawMessage) (sdk.Result, error) {
 	if t.handler != nil {
 		return t.handler(ctx, ws, args)
+	}
+	if err := ws.beforeInvoke(ctx, t, args); err != nil {
+		return sdk.Result{}, err
 	}
 	h, err := ws.Host()
 	if err != nil {

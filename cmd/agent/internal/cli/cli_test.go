@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
 )
@@ -183,8 +184,31 @@ func TestAddFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.Source != "owner/repo" || got.Skill != "weather" || got.Name != "w2" || got.Ref != "main" || !got.Trust || !got.Yes {
+	if got.Source != "owner/repo" || len(got.Skills) != 1 || got.Skills[0] != "weather" || got.Name != "w2" || got.Ref != "main" || !got.Trust || !got.Yes {
 		t.Fatalf("options = %+v", got)
+	}
+}
+
+func TestAddFlagUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"all and names", []string{"o/r", "a", "--all"}},
+		{"list and names", []string{"o/r", "a", "--list"}},
+		{"json without list", []string{"o/r", "--json"}},
+		{"name with several", []string{"o/r", "a", "b", "--name", "x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, _ := testFactory(t, nil)
+			cmd := newCmdAdd(f, func(context.Context, *addOptions) error { return nil })
+			cmd.SetArgs(tc.args)
+			var ue *usageError
+			if err := cmd.Execute(); !errors.As(err, &ue) {
+				t.Fatalf("err = %v; want a usage error", err)
+			}
+		})
 	}
 }
 
@@ -226,8 +250,8 @@ func TestAddPromptsOnTerminal(t *testing.T) {
 func TestPrepareBuildFailure(t *testing.T) {
 	t.Parallel()
 	in := &installer{
-		goBuild: func(ctx context.Context, dir, out, pkg string) ([]byte, error) {
-			return []byte("./main.go:3:2: undefined: oops\n"), errors.New("exit status 1")
+		build: func(ctx context.Context, name, dir, rel, out string) error {
+			return &plugbuild.BuildError{Err: errors.New("exit status 1"), Output: "./main.go:3:2: undefined: oops\n"}
 		},
 		describe: func(context.Context, host.Plugin) ([]sdk.ToolInfo, error) {
 			t.Fatal("describe called after a failed build")
@@ -256,9 +280,9 @@ func TestPrepareCommandPlugin(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, "bin", "tool"), "#!/bin/sh\n", 0o755)
 	var described host.Plugin
 	in := &installer{
-		goBuild: func(context.Context, string, string, string) ([]byte, error) {
+		build: func(context.Context, string, string, string, string) error {
 			t.Fatal("go build for a command plugin")
-			return nil, nil
+			return nil
 		},
 		describe: func(_ context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
 			described = p

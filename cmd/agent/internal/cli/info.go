@@ -135,7 +135,14 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 			kv.row("previous commit:", e.PreviousSHA)
 		}
 	}
-	kv.row("trusted:", yesNo(e.Trusted))
+	if e.Trusted || e.Source == "bundled" {
+		kv.row("trusted:", "yes")
+	} else {
+		kv.row("trusted:", "no (files only: no plugin built, no script run; 'agent skill trust "+e.Canonical+"')")
+	}
+	if e.DirHash != "" {
+		kv.row("files hash:", e.DirHash)
+	}
 	if !e.InstalledAt.IsZero() {
 		kv.row("installed:", e.InstalledAt.Format(time.RFC3339))
 	}
@@ -208,6 +215,7 @@ func manifestFields(m *registry.Manifest) [][2]string {
 	add("min_agent_version", m.MinAgentVersion)
 	add("max_agent_version", m.MaxAgentVersion)
 	add("agent_version", m.AgentVersion)
+	add("display name", m.DisplayName)
 	if m.Plugin != nil {
 		if m.Plugin.Build != "" {
 			add("plugin.build", m.Plugin.Build)

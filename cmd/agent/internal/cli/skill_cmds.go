@@ -13,6 +13,9 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdTrust(f, true, nil),
 		newCmdTrust(f, false, nil),
 		newCmdValidate(f, nil),
+		newCmdVerify(f, nil),
+		newCmdInit(f, nil),
+		newCmdLink(f, nil),
 	)
 }
 
