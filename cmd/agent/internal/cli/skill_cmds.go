@@ -26,5 +26,6 @@ func addToolCommands(root *cobra.Command, f *Factory) {
 		newCmdCall(f, nil),
 		newCmdPlugin(f, nil),
 		newCmdMCP(f, nil),
+		newCmdRun(f, nil),
 	)
 }
