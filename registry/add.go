@@ -182,7 +182,10 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 		}
 		s.at("add:plugin")
 		return append(entries, e), nil
-	}, func() { _ = os.Remove(marker) })
+	}, func() {
+		_ = os.Remove(marker)
+		s.writeRecord(canonical, inst.record)
+	})
 	if err != nil {
 		return Entry{}, err
 	}
@@ -213,6 +216,7 @@ type installable struct {
 	skill      string // staged copy of the skill folder
 	pluginFrom string // built binary in the work dir, or ""
 	pluginTo   string
+	record     *integrityRecord // the staged folder's files, for state/integrity
 }
 
 func (in installable) placePlugin() error {
@@ -226,13 +230,18 @@ func (in installable) placePlugin() error {
 }
 
 // stage runs prep, copies the skill folder out of the checkout and fills
-// e's plugin and tools with their installed locations.
+// e's plugin and tools with their installed locations. An untrusted
+// skill's code never runs: prep (build and describe) is skipped for it
+// until Trust. A folder with a symbolic link is refused before prep.
 func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e *Entry) (installable, error) {
+	if err := CheckNoLinks(st.SkillDir); err != nil {
+		return installable{}, err
+	}
 	if err := os.MkdirAll(w.path("plugin"), 0o755); err != nil {
 		return installable{}, err
 	}
 	st.PluginOut = filepath.Join(w.path("plugin"), st.Canonical)
-	if prep != nil {
+	if prep != nil && e.Trusted {
 		if err := prep(ctx, st); err != nil {
 			return installable{}, fmt.Errorf("prepare %s: %w", st.Canonical, err)
 		}
@@ -246,6 +255,9 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 		return installable{}, fmt.Errorf("hash %s of %s: %w", ManifestFile, st.Canonical, err)
 	}
 	e.ManifestSHA256 = sum
+	if e.DirHash, in.record, err = HashSkill(in.skill); err != nil {
+		return installable{}, fmt.Errorf("hash the files of %s: %w", st.Canonical, err)
+	}
 	e.Tools = st.Tools
 	e.Plugin = nil
 	if p := st.Plugin; p != nil {

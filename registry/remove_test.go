@@ -62,6 +62,20 @@ func TestCorruptRegistry(t *testing.T) {
 		{name: "duplicate", content: `{"version":1,"skills":[{"canonical":"a"},{"canonical":"a"}]}`},
 		{name: "newer format", content: `{"version":9,"skills":[]}`},
 		{name: "trailing data", content: `{"version":1,"skills":[]} {}`},
+		{name: "null", content: "null\n"},
+		{name: "empty object", content: "{}"},
+		{name: "no skills", content: `{"version":1}`},
+		{name: "null skills", content: `{"version":1,"skills":null}`},
+		{name: "skills not a list", content: `{"version":1,"skills":{}}`},
+		{name: "no version", content: `{"skills":[]}`},
+		{name: "version zero", content: `{"version":0,"skills":[]}`},
+		{name: "version wrong type", content: `{"version":"1","skills":[]}`},
+		{name: "array", content: `[]`},
+		{name: "entry wrong type", content: `{"version":1,"skills":[{"canonical":"a","trusted":"yes"}]}`},
+		{name: "path outside", content: `{"version":1,"skills":[{"canonical":"a","path":"/etc"}]}`},
+		{name: "path missing", content: `{"version":1,"skills":[{"canonical":"a"}]}`},
+		{name: "path traversal", content: `{"version":1,"skills":[{"canonical":"a","path":"HOME/skills/a/../../x"}]}`},
+		{name: "plugin outside", content: `{"version":1,"skills":[{"canonical":"a","path":"HOME/skills/a","plugin":{"path":"/bin/sh","sha256":"00"}}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,7 +84,20 @@ func TestCorruptRegistry(t *testing.T) {
 			if err := os.MkdirAll(s.SkillsDir(), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(s.RegistryPath(), []byte(tt.content), 0o644); err != nil {
+			content := strings.ReplaceAll(tt.content, "HOME", s.Home)
+			if err := os.WriteFile(s.RegistryPath(), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// A built plugin and a skill folder no entry names: reading the
+			// registry as empty would let recovery delete them.
+			canary := filepath.Join(s.PluginsDir(), "a", "0123", "a")
+			if err := os.MkdirAll(filepath.Dir(canary), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(canary, []byte("bin"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(s.SkillsDir(), "a"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			calls := map[string]func() error{
@@ -87,8 +114,14 @@ func TestCorruptRegistry(t *testing.T) {
 					t.Errorf("%s = %v; want ErrCorrupt naming the file", name, err)
 				}
 			}
-			if b, _ := os.ReadFile(s.RegistryPath()); string(b) != tt.content {
+			if b, _ := os.ReadFile(s.RegistryPath()); string(b) != content {
 				t.Errorf("registry was rewritten: %q", b)
+			}
+			if b, err := os.ReadFile(canary); err != nil || string(b) != "bin" {
+				t.Errorf("built plugin touched: %q, %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(s.SkillsDir(), "a")); err != nil {
+				t.Errorf("skill folder touched: %v", err)
 			}
 			if _, err := os.Stat(filepath.Join(s.SkillsDir(), "c")); err == nil {
 				t.Error("Add left a folder")

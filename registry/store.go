@@ -49,8 +49,13 @@ type Entry struct {
 	// refuses a SKILL.md edited after install. Empty for entries written
 	// before it was recorded, and for bundled skills.
 	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
-	Tools          []Tool `json:"tools,omitempty"`
-	PreviousSHA    string `json:"previous_sha,omitempty"`
+	// DirHash is the h1: hash (golang.org/x/mod/sumdb/dirhash) of the
+	// installed folder, recorded at add, update and trust; CheckIntegrity
+	// refuses the skill at first use when its files no longer match.
+	// Empty for bundled skills and entries written before it was recorded.
+	DirHash     string `json:"dir_hash,omitempty"`
+	Tools       []Tool `json:"tools,omitempty"`
+	PreviousSHA string `json:"previous_sha,omitempty"`
 
 	// NamedOnly skills are active only when AGENT_SKILLS names them: all
 	// and all-untrusted leave them out (the bundled base skill, whose
@@ -221,6 +226,7 @@ func (s *Store) Remove(ctx context.Context, name string) (Entry, error) {
 		s.at("remove:committed")
 		_ = os.RemoveAll(s.skillDir(out.Canonical))
 		_ = os.RemoveAll(filepath.Join(s.PluginsDir(), out.Canonical))
+		_ = os.Remove(s.integrityPath(out.Canonical))
 		_ = os.Remove(marker)
 	})
 	if err != nil {
@@ -323,12 +329,22 @@ func (s *Store) read() ([]Entry, error) {
 		return nil, fmt.Errorf("read registry: %w", err)
 	}
 	corrupt := func(why string) error {
-		return fmt.Errorf("%w: %s: %s; fix it by hand or move it away (it is never replaced automatically)", ErrCorrupt, s.RegistryPath(), why)
+		return fmt.Errorf("%w: %s: %s; %s", ErrCorrupt, s.RegistryPath(), why, corruptAdvice)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, corrupt("the file is empty")
 	}
-	var rf registryFile
+	if data = bytes.TrimSpace(data); data[0] != '{' {
+		return nil, corrupt("it is not a JSON object")
+	}
+	// Pointers tell a missing or null field from an empty one: `null`, `{}`
+	// and `{"version":1}` are damage, never an empty registry (reading them
+	// as one would let the next write drop every entry and recovery delete
+	// every built plugin).
+	var rf struct {
+		Version *int     `json:"version"`
+		Skills  *[]Entry `json:"skills"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&rf); err != nil {
 		return nil, corrupt(err.Error())
@@ -336,11 +352,19 @@ func (s *Store) read() ([]Entry, error) {
 	if dec.More() {
 		return nil, corrupt("unexpected data after the JSON object")
 	}
-	if rf.Version > registryVersion {
-		return nil, corrupt(fmt.Sprintf("format version %d was written by a newer agent; upgrade agent", rf.Version))
+	switch {
+	case rf.Version == nil:
+		return nil, corrupt(`it has no "version"`)
+	case *rf.Version < 1:
+		return nil, corrupt(fmt.Sprintf("format version %d is not one this agent wrote", *rf.Version))
+	case *rf.Version > registryVersion:
+		return nil, corrupt(fmt.Sprintf("format version %d was written by a newer agent; upgrade agent", *rf.Version))
+	case rf.Skills == nil:
+		return nil, corrupt(`it has no "skills" list`)
 	}
+	skills := *rf.Skills
 	seen := map[string]bool{}
-	for i, e := range rf.Skills {
+	for i, e := range skills {
 		c, err := Canonical(e.Canonical)
 		if err != nil || c != e.Canonical {
 			return nil, corrupt(fmt.Sprintf("entry %d has an invalid canonical name %q", i, e.Canonical))
@@ -349,12 +373,38 @@ func (s *Store) read() ([]Entry, error) {
 			return nil, corrupt(fmt.Sprintf("skill %q appears twice", c))
 		}
 		seen[c] = true
+		if err := s.checkPaths(e); err != nil {
+			return nil, corrupt(fmt.Sprintf("skill %q: %v", c, err))
+		}
 	}
-	if rf.Skills == nil {
-		rf.Skills = []Entry{}
+	if skills == nil {
+		skills = []Entry{}
 	}
-	sortEntries(rf.Skills)
-	return rf.Skills, nil
+	sortEntries(skills)
+	return skills, nil
+}
+
+// corruptAdvice is what to do about a corrupt registry.json. Nothing is
+// rewritten or deleted while it is corrupt.
+const corruptAdvice = "nothing was changed (it is never replaced automatically). Restore it from a backup or fix it by hand; " +
+	"or move it away to start an empty registry (the skill folders under skills/ then have no entries: remove them and add the skills again)"
+
+// checkPaths refuses an entry that points outside AGENT_HOME: its folder
+// must be skills/<canonical> and a built plugin must live in
+// plugins/<canonical>/ or inside the skill. Every command trusts these
+// paths (they are run, hashed and removed), so a hand-edited or foreign
+// entry must not steer them elsewhere.
+func (s *Store) checkPaths(e Entry) error {
+	if e.Path == "" {
+		return fmt.Errorf(`no "path"`)
+	}
+	if filepath.Clean(e.Path) != s.skillDir(e.Canonical) {
+		return fmt.Errorf("path %s is outside %s (it must be %s; if you moved AGENT_HOME, fix the paths by hand)", e.Path, s.SkillsDir()+string(filepath.Separator), s.skillDir(e.Canonical))
+	}
+	if e.Plugin != nil && !within(filepath.Join(s.PluginsDir(), e.Canonical), e.Plugin.Path) && !within(e.Path, e.Plugin.Path) {
+		return fmt.Errorf("plugin path %s is neither under %s nor inside the skill", e.Plugin.Path, filepath.Join(s.PluginsDir(), e.Canonical))
+	}
+	return nil
 }
 
 func sortEntries(es []Entry) {

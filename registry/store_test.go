@@ -170,8 +170,7 @@ func TestAddTransports(t *testing.T) {
 		"scripts/status.py": "print('ok')\n",
 		"README.md":         "readme\n",
 	})
-	repo.Symlink(t, "docs-link", "README.md")
-	sha := repo.Commit(t, nil, "add link")
+	sha := repo.Commit(t, map[string]string{"docs/README.md": "docs\n"}, "add docs")
 	tests := []struct {
 		name, source string
 	}{
@@ -194,7 +193,7 @@ func TestAddTransports(t *testing.T) {
 			}
 			got := tree(t, e.Path)
 			want := map[string]string{".": "", "SKILL.md": skillMD("Hello_World", "version: 0.3.0"), "scripts/": "",
-				"scripts/status.py": "print('ok')\n", "README.md": "readme\n", "docs-link": "-> README.md"}
+				"scripts/status.py": "print('ok')\n", "README.md": "readme\n", "docs/": "", "docs/README.md": "docs\n"}
 			delete(got, "./")
 			delete(want, ".")
 			if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -270,6 +269,21 @@ func TestAddErrorsLeaveNothing(t *testing.T) {
 	escapeRel := gittest.NewRepo(t, map[string]string{"s/SKILL.md": skillMD("escrel"), "secret": "s"})
 	escapeRel.Symlink(t, "s/secret", "../secret")
 	escapeRel.Commit(t, nil, "escape")
+	inner := gittest.NewRepo(t, map[string]string{"SKILL.md": skillMD("inner"), "README.md": "r"})
+	inner.Symlink(t, "docs-link", "README.md")
+	inner.Commit(t, nil, "inner link")
+	// The plugin folder is a link out of the repository: it must be
+	// refused before prep builds anything.
+	pluginOut := gittest.NewRepo(t, map[string]string{"SKILL.md": skillMD("plugout", "plugin:\n  build: ./plugin")})
+	pluginOut.Symlink(t, "plugin", t.TempDir())
+	pluginOut.Commit(t, nil, "plugin link")
+	var prepped atomic.Int32
+	countPrep := func(ctx context.Context, st *Staged) error { prepped.Add(1); return buildPrep(ctx, st) }
+	t.Cleanup(func() {
+		if n := prepped.Load(); n != 0 {
+			t.Errorf("prep ran %d times for a skill with a symbolic link", n)
+		}
+	})
 	incompatible := gittest.NewRepo(t, map[string]string{"SKILL.md": skillMD("old", "max_agent_version: 0.1.0")})
 	good := gittest.NewRepo(t, map[string]string{"SKILL.md": skillMD("good")})
 	empty := gittest.NewRepo(t, nil)
@@ -321,8 +335,10 @@ func TestAddErrorsLeaveNothing(t *testing.T) {
 		{name: "wrong selector", source: multi.FileURL(), mod: func(r *AddRequest) { r.Skill = "c" }, wantErr: ErrNoSkill, wantMsg: "found: a (a), b (b)"},
 		{name: "invalid manifest", source: invalid.FileURL(), wantErr: ErrInvalidManifest, wantMsg: "SKILL.md:2"},
 		{name: "symlinked SKILL.md", source: linked.FileURL(), wantErr: ErrInvalidManifest, wantMsg: "symbolic link"},
-		{name: "absolute symlink", source: escape.FileURL(), wantMsg: "outside the skill"},
-		{name: "relative symlink escape", source: escapeRel.FileURL(), wantMsg: "outside the skill"},
+		{name: "absolute symlink", source: escape.FileURL(), wantErr: ErrLink, wantMsg: "passwd is a symbolic link to /"},
+		{name: "relative symlink escape", source: escapeRel.FileURL(), wantErr: ErrLink, wantMsg: "outside the skill"},
+		{name: "symlink inside", source: inner.FileURL(), prep: countPrep, wantErr: ErrLink, wantMsg: "docs-link is a symbolic link to README.md"},
+		{name: "plugin folder links out", source: pluginOut.FileURL(), prep: countPrep, wantErr: ErrLink, wantMsg: "plugin is a symbolic link"},
 		{name: "incompatible", source: incompatible.FileURL(), wantErr: ErrIncompatible, wantMsg: "0.5.0"},
 		{name: "prepare fails", source: good.FileURL(), prep: failPrep, wantMsg: "go build failed"},
 		{name: "prepare plugin outside", source: good.FileURL(), prep: outsidePrep, wantMsg: "neither"},

@@ -200,7 +200,9 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		if cur.CommitSHA != e.CommitSHA {
 			return nil, fmt.Errorf("it changed to %s while updating; run the update again", short(cur.CommitSHA))
 		}
-		ne.Trusted = cur.Trusted
+		if cur.Trusted != ne.Trusted {
+			return nil, fmt.Errorf("its trust changed while updating; run the update again")
+		}
 		if err := s.swapIn(inst.skill, newDir, oldDir, ne.Path); err != nil {
 			return nil, err
 		}
@@ -210,6 +212,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		s.at("update:plugin")
 		return replace(entries, ne), nil
 	}, func() {
+		s.writeRecord(e.Canonical, inst.record)
 		s.at("update:committed")
 		_ = os.RemoveAll(newDir)
 		_ = os.Remove(newDir + ".ino")

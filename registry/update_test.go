@@ -65,11 +65,18 @@ func TestUpdateWithinConstraint(t *testing.T) {
 		t.Fatalf("Update = %+v (asked %v); want updated %+v", got, asked, want)
 	}
 	e, _ := s.Get("versioned")
-	if e.CommitSHA != v12 || e.PreviousSHA != v11 || e.Version != "1.1.5" || e.Trusted || e.Plugin == nil || !strings.Contains(e.Plugin.Path, v12) {
+	if e.CommitSHA != v12 || e.PreviousSHA != v11 || e.Version != "1.1.5" || e.Trusted || e.Plugin != nil || e.DirHash == "" {
+		// Untrusted: files only, no plugin built.
 		t.Errorf("entry after update = %+v", e)
 	}
 	if b, _ := os.ReadFile(filepath.Join(e.Path, "f")); string(b) != "1.2" {
 		t.Errorf("installed f = %q", b)
+	}
+	if err := s.CheckIntegrity(e); err != nil {
+		t.Errorf("CheckIntegrity after update: %v", err)
+	}
+	if rec := s.readRecord(e); rec == nil || rec.DirHash != e.DirHash {
+		t.Errorf("integrity record after update = %+v; want one for %s", rec, e.DirHash)
 	}
 	assertConsistent(t, s)
 }

@@ -71,6 +71,24 @@ func (ws *Workspace) Unresolved(name string) error {
 			wantSkill = c
 		}
 	}
+	// An active skill that is untrusted has no runnable tools: say so, with
+	// the fix, rather than that the tool does not exist.
+	if as := ws.Skill(wantSkill); wantSkill != "" && as != nil && !runsCode(as.Entry) {
+		return untrustedError(as.Entry.Canonical)
+	}
+	for _, e := range ws.All {
+		if wantSkill != "" && e.Canonical == wantSkill && !runsCode(e) && len(e.Tools) == 0 {
+			return &kindError{msg: fmt.Sprintf("tool %s is not active: skill %s (untrusted) was installed as files only, so its plugin is not built and its tools are not known yet; "+
+				"'agent skill trust %s' builds it and describes its tools, then export AGENT_SKILLS=%s", name, e.Canonical, e.Canonical, e.Canonical), kind: ErrToolNotActive}
+		}
+	}
+	if bare == "script_list" || bare == "script_help" || bare == "script_run" {
+		for _, as := range ws.Active {
+			if len(as.Scripts) > 0 && !runsCode(as.Entry) {
+				return untrustedError(as.Entry.Canonical)
+			}
+		}
+	}
 	var owners []registry.Entry
 	for _, e := range ws.All {
 		if ws.Skill(e.Canonical) != nil || (wantSkill != "" && e.Canonical != wantSkill) {

@@ -13,12 +13,17 @@ func Layer1(v *View, budget int) (text string, included, dropped []string, err e
 	var skills []disclosure.Skill
 	scripts := false
 	for _, s := range v.Active() {
+		desc := s.Manifest.Description
+		if !runsCode(s.Entry) {
+			// The model must not plan on running what will be refused.
+			desc = UntrustedNote + desc
+		}
 		skills = append(skills, disclosure.Skill{
 			Name:                   s.Entry.Canonical,
-			Description:            s.Manifest.Description,
+			Description:            desc,
 			DisableModelInvocation: s.Manifest.DisableModelInvocation,
 		})
-		if s.Scripts > 0 && !s.Manifest.DisableModelInvocation {
+		if s.Scripts > 0 && !s.Manifest.DisableModelInvocation && runsCode(s.Entry) {
 			scripts = true
 		}
 	}
@@ -32,6 +37,10 @@ func Layer1(v *View, budget int) (text string, included, dropped []string, err e
 	text, included, dropped = disclosure.Layer1(skills, tools, budget)
 	return text, included, dropped, nil
 }
+
+// UntrustedNote starts the Layer 1 description of an active skill that is
+// not trusted: its instructions can be read, its code does not run.
+const UntrustedNote = "[untrusted: instructions only, its scripts and plugin do not run until a person runs 'agent skill trust'] "
 
 // GenericTools are the descriptions the built-in tools are listed with.
 func GenericTools(withScripts bool) ([]disclosure.Tool, error) {

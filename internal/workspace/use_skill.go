@@ -65,6 +65,9 @@ func useSkill(ctx context.Context, ws *Workspace, raw json.RawMessage) (sdk.Resu
 		}
 		return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "%v", err)
 	}
+	if err := ws.checkSkill(as, false); err != nil {
+		return sdk.Result{}, err
+	}
 	r := Layer2(as.Entry, as.Manifest, args)
 	value, err := json.Marshal(r)
 	if err != nil {

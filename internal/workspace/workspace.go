@@ -49,6 +49,9 @@ type Workspace struct {
 	hostOnce sync.Once
 	host     *host.Host
 	hostErr  error
+
+	checkMu sync.Mutex
+	checked map[string]bool // plugins whose skill passed checkSkill
 }
 
 // ActiveSkill is one loaded, active skill.
@@ -205,7 +208,7 @@ func (ws *Workspace) add(t *ToolRef) {
 
 func (ws *Workspace) hasScripts() bool {
 	for _, as := range ws.Active {
-		if len(as.Scripts) > 0 {
+		if len(as.Scripts) > 0 && runsCode(as.Entry) {
 			return true
 		}
 	}
@@ -262,7 +265,7 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 	h := host.New(host.WithLogger(ws.Config.logger()), host.WithStateDir(stateDir))
 	for _, as := range ws.Active {
 		e := as.Entry
-		if e.Plugin == nil {
+		if e.Plugin == nil || !runsCode(e) {
 			continue
 		}
 		h.Register(host.Plugin{
@@ -305,7 +308,7 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 	}
 	var allowed []string
 	for _, as := range ws.Active {
-		if len(as.Scripts) == 0 {
+		if len(as.Scripts) == 0 || !runsCode(as.Entry) {
 			continue
 		}
 		cfg.Skills = append(cfg.Skills, exec.Skill{
@@ -334,6 +337,9 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 func (ws *Workspace) Invoke(ctx context.Context, t *ToolRef, args json.RawMessage) (sdk.Result, error) {
 	if t.handler != nil {
 		return t.handler(ctx, ws, args)
+	}
+	if err := ws.beforeInvoke(ctx, t, args); err != nil {
+		return sdk.Result{}, err
 	}
 	h, err := ws.Host()
 	if err != nil {

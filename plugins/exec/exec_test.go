@@ -531,7 +531,7 @@ func envOf(t testing.TB, res sdk.Result) map[string]string {
 func TestEnvironment(t *testing.T) {
 	t.Parallel()
 	tb := newTestbed(t, map[string]string{"echo.py": echoPy}, withSkill(func(s *Skill) { s.Env = []string{"MY_*", "EXACT"} }))
-	base := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tb.home, "LANG": "C.UTF-8", "TMPDIR": tb.home}
+	base := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tb.home, "LANG": "C.UTF-8", "TMPDIR": tb.home, "PYTHONDONTWRITEBYTECODE": "1"}
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
 		for k, v := range base {
@@ -562,7 +562,7 @@ func TestEnvironment(t *testing.T) {
 	}
 	t.Run("no allow-list", func(t *testing.T) {
 		tb := newTestbed(t, map[string]string{"echo.py": echoPy})
-		want := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tb.home, "LANG": "C.UTF-8", "TMPDIR": tb.home}
+		want := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tb.home, "LANG": "C.UTF-8", "TMPDIR": tb.home, "PYTHONDONTWRITEBYTECODE": "1"}
 		if got := envOf(t, tb.ok(t, map[string]any{"script_name": "echo"})); !reflect.DeepEqual(got, want) {
 			t.Errorf("script environment = %v, want %v", got, want)
 		}
@@ -655,7 +655,7 @@ func TestUVCommandLine(t *testing.T) {
 		if rec.cwd != filepath.Join(tb.dir, "scripts") {
 			t.Errorf("cwd = %q", rec.cwd)
 		}
-		want := []string{"HOME=" + tb.home, "LANG=C.UTF-8", "MY_API_KEY=k", "PATH=/usr/local/bin:/usr/bin:/bin", "TMPDIR=" + tb.home}
+		want := []string{"HOME=" + tb.home, "LANG=C.UTF-8", "MY_API_KEY=k", "PATH=/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1", "TMPDIR=" + tb.home}
 		if !reflect.DeepEqual(rec.env, want) {
 			t.Errorf("environment = %q, want %q", rec.env, want)
 		}

@@ -199,6 +199,7 @@ func buildEnv(parent, allow []string, req map[string]string) ([]string, error) {
 		}
 		env[k] = req[k]
 	}
+	env["PYTHONDONTWRITEBYTECODE"] = "1" // scripts never write __pycache__ into an installed skill (SPEC §5)
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)

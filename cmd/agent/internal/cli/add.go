@@ -163,7 +163,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	if e.Trusted {
 		fmt.Fprintf(w, "  trusted: activate it with AGENT_SKILLS=all or AGENT_SKILLS=%s\n", e.Canonical)
 	} else {
-		fmt.Fprintf(w, "  untrusted: activate it with AGENT_SKILLS=all-untrusted, or trust it with 'agent skill trust %s'\n", e.Canonical)
+		fmt.Fprintf(w, "  untrusted: files only; no plugin is built and no script or plugin runs until you trust it with 'agent skill trust %s'\n", e.Canonical)
 	}
 	return nil
 }

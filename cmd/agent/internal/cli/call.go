@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/sdk"
 )
 
 type callOptions struct {
@@ -130,7 +132,16 @@ func callRun(ctx context.Context, opts *callOptions) error {
 	ws.PrintWarnings(opts.IO.ErrOut)
 	t, ok := ws.Tool(opts.Tool)
 	if !ok {
-		return ws.Unresolved(opts.Tool)
+		err := ws.Unresolved(opts.Tool)
+		var se *sdk.Error
+		if errors.As(err, &se) {
+			// A refusal such as permission_denied is a call result.
+			if werr := writeCallJSON(opts.IO, callFailure{Error: se.Code, Message: se.Message}); werr != nil {
+				return werr
+			}
+			return errSilent
+		}
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, callDeadline(opts.Timeout, ws.Config.ScriptTimeout))
 	defer cancel()

@@ -65,7 +65,7 @@ func fixtureSkills() []fixtureSkill {
 func writeFixtureHome(t testing.TB, skills []fixtureSkill) string {
 	t.Helper()
 	home := t.TempDir()
-	var entries []registry.Entry
+	entries := []registry.Entry{}
 	for _, s := range skills {
 		dir := filepath.Join(home, "skills", s.entry.Canonical)
 		for name, content := range s.files {
@@ -79,6 +79,12 @@ func writeFixtureHome(t testing.TB, skills []fixtureSkill) string {
 		}
 		e := s.entry
 		e.Path = dir
+		if e.Plugin != nil && !filepath.IsAbs(e.Plugin.Path) {
+			// The registry refuses a plugin outside plugins/<canonical>/.
+			p := *e.Plugin
+			p.Path = filepath.Join(home, "plugins", e.Canonical, p.Path)
+			e.Plugin = &p
+		}
 		entries = append(entries, e)
 	}
 	data, err := json.MarshalIndent(map[string]any{"version": 1, "skills": entries}, "", "  ")

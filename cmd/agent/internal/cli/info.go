@@ -135,7 +135,14 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 			kv.row("previous commit:", e.PreviousSHA)
 		}
 	}
-	kv.row("trusted:", yesNo(e.Trusted))
+	if e.Trusted || e.Source == "bundled" {
+		kv.row("trusted:", "yes")
+	} else {
+		kv.row("trusted:", "no (files only: no plugin built, no script run; 'agent skill trust "+e.Canonical+"')")
+	}
+	if e.DirHash != "" {
+		kv.row("files hash:", e.DirHash)
+	}
 	if !e.InstalledAt.IsZero() {
 		kv.row("installed:", e.InstalledAt.Format(time.RFC3339))
 	}

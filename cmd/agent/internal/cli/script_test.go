@@ -205,6 +205,46 @@ func main() {
 	))
 }
 `,
+	// marker's code leaves a file wherever it runs: its plugin's init(),
+	// before any handshake, and its script. untrusted_code.txtar shows
+	// that neither runs until the skill is trusted.
+	"skills/marker/SKILL.md": `---
+name: marker
+description: Leaves a marker file when its code runs.
+plugin:
+  build: ./plugin
+permissions:
+  env: [MARKER_FILE]
+---
+Call mark.
+`,
+	"skills/marker/scripts/mark.py": `import os
+open(os.environ.get("MARKER_FILE", "/dev/null") + ".script", "w").write("ran")
+print("{}")
+`,
+	"skills/marker/plugin/main.go": `package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/agentskills/agent/sdk"
+)
+
+func init() {
+	if p := os.Getenv("MARKER_FILE"); p != "" {
+		os.WriteFile(p, []byte("init ran"), 0o644)
+	}
+}
+
+func main() {
+	sdk.Serve(sdk.NewSkill(
+		sdk.NewTool("mark", "Leave the marker.", func(ctx context.Context, in struct{}) (string, error) {
+			return "marked", nil
+		}),
+	))
+}
+`,
 	"skills/rival/SKILL.md": `---
 name: rival
 description: Defines a greet tool too.

@@ -13,6 +13,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdTrust(f, true, nil),
 		newCmdTrust(f, false, nil),
 		newCmdValidate(f, nil),
+		newCmdVerify(f, nil),
 	)
 }
 

@@ -31,7 +31,7 @@ func TestToolsStartsNoProcess(t *testing.T) {
 	skills := manySkills(50, 10)
 	for i := range skills {
 		// A plugin that would fail loudly if anything tried to run it.
-		skills[i].entry.Plugin = &registry.Plugin{Path: "/nonexistent/plugin", SHA256: strings.Repeat("0", 64)}
+		skills[i].entry.Plugin = &registry.Plugin{Path: "nonexistent/plugin", SHA256: strings.Repeat("0", 64)}
 	}
 	home := writeFixtureHome(t, skills)
 	log := filepath.Join(t.TempDir(), "strace.log")

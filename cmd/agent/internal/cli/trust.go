@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -11,23 +12,29 @@ import (
 )
 
 type trustOptions struct {
-	IO    *IOStreams
-	Store func() (*registry.Store, error)
+	IO        *IOStreams
+	Store     func() (*registry.Store, error)
+	Installer func() (*installer, error)
 
 	Name    string
 	Trusted bool
 }
 
 func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOptions) error) *cobra.Command {
-	opts := &trustOptions{IO: f.IO, Store: f.Store, Trusted: trusted}
+	opts := &trustOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Trusted: trusted}
 	cmd := &cobra.Command{
 		Use:   "trust <name>",
 		Short: "Mark an installed skill as trusted, so AGENT_SKILLS=all activates it",
 		Long: dedent(`
 			Record that you trust an installed skill. A trusted skill is activated
 			by AGENT_SKILLS=all and by naming it in AGENT_SKILLS; an untrusted
-			one only by AGENT_SKILLS=all-untrusted. A skill runs code on your
-			machine: trust only what you have read or whose author you trust.
+			one only by AGENT_SKILLS=all-untrusted.
+
+			An untrusted skill is files only: its plugin is not built and neither
+			its plugin nor its scripts run. Trusting it checks that its files are
+			as installed, then builds its plugin from the pinned commit and
+			describes its tools. A skill runs code on your machine: trust only
+			what you have read or whose author you trust.
 		`),
 		Example: dedent(`
 			$ agent skill trust weather
@@ -66,10 +73,27 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	if e.Source == "bundled" {
 		return fmt.Errorf("change trust of %s: %w", e.Name, errBundledFixed)
 	}
-	if _, err := store.SetTrusted(e.Canonical, opts.Trusted); err != nil {
-		return err
+	if !opts.Trusted {
+		if _, err := store.SetTrusted(e.Canonical, false); err != nil {
+			return err
+		}
 	}
 	if opts.Trusted {
+		inst, err := opts.Installer()
+		if err != nil {
+			return err
+		}
+		var progress io.Writer
+		if opts.IO.StderrTTY {
+			progress = opts.IO.ErrOut
+		}
+		te, err := store.Trust(ctx, registry.TrustRequest{Name: e.Canonical, Progress: progress}, inst.prepare)
+		if err != nil {
+			return err
+		}
+		if te.Plugin != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "Built the plugin of %s: %d tool(s)\n", e.Name, len(te.Tools))
+		}
 		fmt.Fprintf(opts.IO.ErrOut, "Trusted %s: AGENT_SKILLS=all or AGENT_SKILLS=%s activates it\n", e.Name, e.Canonical)
 	} else {
 		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s: only AGENT_SKILLS=all-untrusted activates it now\n", e.Name)

@@ -1,0 +1,92 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentskills/agent/registry"
+)
+
+// benchSkill writes an installed skill of n files of size bytes each
+// (plus SKILL.md) and records its hash and per-file sums the way a check
+// an hour after install would, so that the fingerprints are trusted.
+func benchSkill(b *testing.B, home string, n, size int) *ActiveSkill {
+	b.Helper()
+	dir := filepath.Join(home, "skills", "bench")
+	files := map[string]string{"SKILL.md": "---\nname: bench\ndescription: d\n---\nbody\n"}
+	for i := range n {
+		sub := "references"
+		if i%2 == 0 {
+			sub = "scripts"
+		}
+		files[fmt.Sprintf("%s/f%03d.py", sub, i)] = strings.Repeat("x", size)
+	}
+	for p, c := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h1, _, err := registry.HashSkill(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := registry.Entry{Name: "bench", Canonical: "bench", Source: registry.SourceGit, Trusted: true, Path: dir, DirHash: h1}
+	later := registry.NewStore(home)
+	later.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	if err := later.CheckIntegrity(e); err != nil {
+		b.Fatal(err)
+	}
+	return &ActiveSkill{Entry: e, Manifest: &registry.Manifest{Name: "bench"}}
+}
+
+// BenchmarkFirstUseCheck is the cost of the whole-skill check before a
+// script run or a plugin launch (SPEC §5): "cached" is the fingerprint
+// path that every use takes when nothing changed (a walk and a stat per
+// file), "full" re-hashes every file, as 'agent skill verify' does.
+//
+// "python3-start" is what the check precedes at the least: starting
+// python3 on an empty script, for the ratio in docs/benchmarks.md.
+func BenchmarkFirstUseCheck(b *testing.B) {
+	b.Run("python3-start", func(b *testing.B) {
+		py, err := osexec.LookPath("python3")
+		if err != nil {
+			b.Skip("no python3")
+		}
+		for b.Loop() {
+			if err := osexec.Command(py, "-c", "pass").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, sz := range []struct{ files, size int }{{20, 4 << 10}, {200, 25 << 10}} {
+		b.Run(fmt.Sprintf("files=%d/size=%dKiB/cached", sz.files, sz.size>>10), func(b *testing.B) {
+			home := b.TempDir()
+			as := benchSkill(b, home, sz.files, sz.size)
+			ws := &Workspace{Config: Config{Home: home}}
+			for b.Loop() {
+				if err := ws.checkSkill(as, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("files=%d/size=%dKiB/full", sz.files, sz.size>>10), func(b *testing.B) {
+			home := b.TempDir()
+			as := benchSkill(b, home, sz.files, sz.size)
+			s := registry.NewStore(home)
+			for b.Loop() {
+				if c, _, err := s.Verify(as.Entry, true); err != nil || !c.Empty() {
+					b.Fatal(c, err)
+				}
+			}
+		})
+	}
+}

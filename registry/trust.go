@@ -1,0 +1,132 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// TrustRequest is what `agent skill trust` asks for.
+type TrustRequest struct {
+	Name     string
+	Progress io.Writer // nil is silent
+}
+
+// Trust marks a skill trusted and, since an untrusted skill's code never
+// ran, builds its plugin and describes its tools now (through prep, as
+// add does). The build uses the pinned commit fetched again, so that a
+// plugin whose go.mod sits above the skill folder builds as it did at
+// add; the fetched folder must hash to the entry's DirHash, and the
+// installed folder must still match it (else ErrTampered), so what is
+// built is what was pinned and reviewed.
+//
+// A skill without a plugin, or whose plugin was built while it was
+// trusted before, is only marked.
+func (s *Store) Trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
+	e, err := s.trust(ctx, req, prep)
+	if err != nil {
+		return Entry{}, fmt.Errorf("trust %s: %w", req.Name, err)
+	}
+	return e, nil
+}
+
+func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
+	e, err := s.Get(req.Name)
+	if err != nil {
+		return Entry{}, err
+	}
+	if err := s.CheckIntegrity(e); err != nil {
+		return Entry{}, err
+	}
+	m, _, err := LoadInstalled(e)
+	if err != nil {
+		return Entry{}, err
+	}
+	if m.Plugin == nil || e.Plugin != nil || prep == nil {
+		return s.markTrusted(e, nil)
+	}
+	if e.GitURL == "" || e.CommitSHA == "" {
+		return Entry{}, fmt.Errorf("%w: %s records no source to build its plugin from; remove it and add it again with --trust", ErrNotFound, e.Canonical)
+	}
+	var w *work
+	if err := s.locked(func([]Entry) ([]Entry, error) {
+		var err error
+		w, err = s.newWork()
+		return nil, err
+	}); err != nil {
+		return Entry{}, err
+	}
+	defer w.close()
+
+	repoDir := w.path("repo")
+	repo, err := s.git().Clone(ctx, e.GitURL, repoDir, req.Progress)
+	if err != nil {
+		return Entry{}, err
+	}
+	if err := checkout(repo, plumbing.NewHash(e.CommitSHA)); err != nil {
+		return Entry{}, fmt.Errorf("check out the pinned commit %s: %w", short(e.CommitSHA), err)
+	}
+	if err := realDir(repoDir, e.Subdir); err != nil {
+		return Entry{}, fmt.Errorf("%w: the skill folder %q is not in commit %s", ErrNoSkill, e.Subdir, short(e.CommitSHA))
+	}
+	skillDir := filepath.Join(repoDir, filepath.FromSlash(e.Subdir))
+	st := &Staged{
+		Canonical: e.Canonical, Manifest: m,
+		RepoDir: repoDir, SkillDir: skillDir, CommitSHA: e.CommitSHA, Version: e.Version,
+	}
+	ne := e
+	ne.Trusted = true
+	inst, err := s.stage(ctx, w, st, prep, &ne)
+	if err != nil {
+		return Entry{}, err
+	}
+	if e.DirHash != "" && ne.DirHash != e.DirHash {
+		return Entry{}, fmt.Errorf("%w: commit %s of %s now has different files than at install (%s, installed %s); remove the skill and add it again",
+			ErrTampered, short(e.CommitSHA), e.GitURL, ne.DirHash, e.DirHash)
+	}
+	return s.markTrusted(e, &trustBuild{entry: ne, inst: inst})
+}
+
+// trustBuild is a plugin built and described for Trust, to be committed.
+type trustBuild struct {
+	entry Entry
+	inst  installable
+}
+
+// markTrusted commits trust, with the built plugin when b is set. The
+// entry must not have moved on (an update or another trust) meanwhile.
+func (s *Store) markTrusted(e Entry, b *trustBuild) (Entry, error) {
+	var out Entry
+	err := s.lockedThen(func(entries []Entry) ([]Entry, error) {
+		cur, err := find(entries, e.Canonical)
+		if err != nil {
+			return nil, err
+		}
+		if cur.CommitSHA != e.CommitSHA || cur.DirHash != e.DirHash {
+			return nil, fmt.Errorf("it changed to %s while trusting; run agent skill trust %s again", short(cur.CommitSHA), e.Canonical)
+		}
+		cur.Trusted = true
+		if b != nil && cur.Plugin == nil {
+			if err := b.inst.placePlugin(); err != nil {
+				return nil, err
+			}
+			cur.Plugin, cur.Tools = b.entry.Plugin, b.entry.Tools
+			cur.DirHash = b.entry.DirHash
+		}
+		out = cur
+		return replace(entries, cur), nil
+	}, func() {
+		// An entry from before dir_hash was recorded gets its per-file
+		// record now, so that changes can be named.
+		if b != nil && e.DirHash == "" {
+			s.writeRecord(e.Canonical, b.inst.record)
+		}
+	})
+	if err != nil {
+		return Entry{}, err
+	}
+	return out, nil
+}
