@@ -29,6 +29,10 @@ type Staged struct {
 	// installed location.
 	Plugin *Plugin
 	Tools  []Tool
+	// Runnable, set by Prepare, lists the skill's runnable script files
+	// (names under scripts/), recorded so that listings read no folder.
+	// nil means not listed: the entry then gets no Listing.
+	Runnable []string
 }
 
 // Prepare builds a staged skill's plugin and describes its tools. The CLI
@@ -98,22 +102,15 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 	}
 	defer w.close()
 
+	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, req.Progress))
+	if err != nil {
+		return Entry{}, err
+	}
+	// Discovery reads a directory: give it the manifests alone, then write
+	// only the selected skill's folder.
 	repoDir := w.path("repo")
-	repo, err := s.git().Clone(ctx, src.URL, repoDir, req.Progress)
-	if err != nil {
-		return Entry{}, err
-	}
-	var t target
-	if src.Constraint != "" {
-		t, err = resolveConstraint(repo, src.Constraint)
-	} else {
-		t, err = resolveRef(repo, src.Ref)
-	}
-	if err != nil {
-		return Entry{}, err
-	}
-	if err := checkout(repo, t.Hash); err != nil {
-		return Entry{}, err
+	if err := writeManifests(snap.FS, repoDir, discoverDepth); err != nil {
+		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, short(snap.Commit), err)
 	}
 	found, err := DiscoverFor(repoDir, req.Skill)
 	if err != nil {
@@ -122,6 +119,9 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 	sel, err := pick(found, req.Skill, src.Raw)
 	if err != nil {
 		return Entry{}, err
+	}
+	if err := checkoutSkill(snap, sel.Dir, repoDir, sel.Manifest); err != nil {
+		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, short(snap.Commit), err)
 	}
 	m := sel.Manifest
 	name := m.Name
@@ -140,8 +140,8 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 			req.Warn(p.String())
 		}
 	}
-	sha := t.Hash.String()
-	version := t.Version
+	sha := snap.Commit
+	version := snap.Version
 	if version == "" {
 		version = m.Version
 	}
@@ -257,6 +257,9 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 	e.ManifestSHA256 = sum
 	if e.DirHash, in.record, err = HashSkill(in.skill); err != nil {
 		return installable{}, fmt.Errorf("hash the files of %s: %w", st.Canonical, err)
+	}
+	if e.Listing, err = NewListing(in.skill, st.Manifest, st.Warnings, st.Runnable); err != nil {
+		return installable{}, fmt.Errorf("index %s: %w", st.Canonical, err)
 	}
 	e.Tools = st.Tools
 	e.Plugin = nil

@@ -1,6 +1,7 @@
 // Package registry manages installed skills: it parses SKILL.md manifests
 // (manifest.go), canonicalises names (names.go), parses add sources
-// (source.go), clones and resolves git repositories through go-git (git.go),
+// (source.go), resolves refs and fetches one commit through go-git (git.go,
+// fetch.go; the commit is read as an io/fs.FS, treefs.go),
 // finds skills inside a repository (discover.go), and keeps
 // $AGENT_HOME/skills/registry.json plus the skill folders consistent across
 // processes (store.go, add.go, update.go). Select (select.go) decides which

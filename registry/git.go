@@ -9,13 +9,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -29,21 +27,29 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
-// Git clones repositories. GoGit is the real implementation; it is an
-// interface so that tests can count or fail clones.
+// Git fetches one commit of a repository. GoGit is the real
+// implementation; it is an interface so that tests can count or fail
+// fetches.
 type Git interface {
-	// Clone clones url into dir (which must not exist or be empty) with all
-	// branches and tags and no checkout.
-	Clone(ctx context.Context, url, dir string, progress io.Writer) (*git.Repository, error)
+	// Fetch resolves req against the repository's refs and returns that
+	// commit's tree, fetching no more than it must.
+	Fetch(ctx context.Context, req FetchRequest) (*Snapshot, error)
 }
 
-// GoGit clones with go-git. Network failures are retried Tries times with a
-// doubling backoff.
+// GoGit fetches with go-git. Network failures are retried Tries times with
+// a doubling backoff. Fetched objects stay in FetchRequest.CacheDir, so
+// that adding several skills from one repository transfers it once and an
+// update transfers only what is new.
 type GoGit struct {
 	Tries   int                                              // default 3
 	Backoff time.Duration                                    // first delay; default 1s
 	Sleep   func(ctx context.Context, d time.Duration) error // default waits on a timer; tests make it instant
+	// Debug receives what a user needs only when asking why a fetch was
+	// slow, such as a fallback to the full history (hclog's Debug fits).
+	Debug func(msg string, kv ...any)
 }
+
+const defaultBackoff = time.Second
 
 var _ Git = (*GoGit)(nil)
 
@@ -94,49 +100,6 @@ func (localLoader) Load(ep *transport.Endpoint) (storer.Storer, error) {
 		return nil, transport.ErrRepositoryNotFound
 	}
 	return filesystem.NewStorage(osfs.New(p), cache.NewObjectLRU(serverCacheSize)), nil
-}
-
-// Clone implements Git.
-func (g *GoGit) Clone(ctx context.Context, rawURL, dir string, progress io.Writer) (*git.Repository, error) {
-	if err := checkCloneURL(rawURL); err != nil {
-		return nil, err
-	}
-	useOwnTransports()
-	tries, backoff, sleep := g.Tries, g.Backoff, g.Sleep
-	if tries <= 0 {
-		tries = 3
-	}
-	if backoff <= 0 {
-		backoff = time.Second
-	}
-	if sleep == nil {
-		sleep = sleepCtx
-	}
-	opts := &git.CloneOptions{URL: rawURL, NoCheckout: true, Tags: git.AllTags}
-	if progress != nil {
-		opts.Progress = progress
-	}
-	var err error
-	for try := 1; ; try++ {
-		var repo *git.Repository
-		repo, err = git.PlainCloneContext(ctx, dir, false, opts)
-		if err == nil {
-			return repo, nil
-		}
-		_ = os.RemoveAll(dir)
-		err = classifyGitError(rawURL, err)
-		if !errors.Is(err, ErrUnreachable) || try >= tries || ctx.Err() != nil {
-			break
-		}
-		if serr := sleep(ctx, backoff); serr != nil {
-			break
-		}
-		backoff *= 2
-	}
-	if errors.Is(err, ErrUnreachable) {
-		return nil, fmt.Errorf("clone %s (%d tries): %w", rawURL, tries, err)
-	}
-	return nil, fmt.Errorf("clone %s: %w", rawURL, err)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -209,51 +172,6 @@ type target struct {
 	Version string // the tag's semver version, without a v prefix
 }
 
-// resolveRef finds the commit that ref names in a fresh clone: a branch, a
-// tag, or a full or short SHA. "" means the remote's default branch.
-func resolveRef(repo *git.Repository, ref string) (target, error) {
-	if ref == "" {
-		h, err := repo.Head()
-		if err != nil {
-			return target{}, fmt.Errorf("resolve default branch: %w: the repository has no default branch; name a branch or tag with @ref", ErrRefNotFound)
-		}
-		return target{Hash: h.Hash(), Kind: "default"}, nil
-	}
-	if r, err := repo.Reference(plumbing.NewRemoteReferenceName("origin", ref), true); err == nil {
-		return target{Hash: r.Hash(), Kind: "branch", Ref: ref}, nil
-	}
-	// A version typed as 1.2.0 finds the tag v1.2.0 and the other way round.
-	names := []string{ref}
-	if fullVersionRE.MatchString(ref) {
-		if strings.HasPrefix(ref, "v") {
-			names = append(names, ref[1:])
-		} else {
-			names = append(names, "v"+ref)
-		}
-	}
-	for _, name := range names {
-		if h, ok := tagCommit(repo, name); ok {
-			t := target{Hash: h, Kind: "tag", Ref: name}
-			if v, err := semver.NewVersion(name); err == nil {
-				t.Version = v.String()
-			}
-			return t, nil
-		}
-	}
-	if shaRE.MatchString(ref) || (len(ref) >= 4 && len(ref) <= 40 && isHex(ref)) {
-		if len(ref) == 40 {
-			if c, err := repo.CommitObject(plumbing.NewHash(ref)); err == nil {
-				return target{Hash: c.Hash, Kind: "commit", Ref: ref}, nil
-			}
-		} else if h, err := repo.ResolveRevision(plumbing.Revision(ref)); err == nil {
-			if c, err := repo.CommitObject(*h); err == nil {
-				return target{Hash: c.Hash, Kind: "commit", Ref: ref}, nil
-			}
-		}
-	}
-	return target{}, fmt.Errorf("resolve %q: %w: no branch, tag or commit named %q; available: %s", ref, ErrRefNotFound, ref, refList(repo))
-}
-
 func isHex(s string) bool {
 	for _, r := range s {
 		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
@@ -261,15 +179,6 @@ func isHex(s string) bool {
 		}
 	}
 	return true
-}
-
-// tagCommit peels refs/tags/<name> (lightweight or annotated) to a commit.
-func tagCommit(repo *git.Repository, name string) (plumbing.Hash, bool) {
-	r, err := repo.Reference(plumbing.NewTagReferenceName(name), true)
-	if err != nil {
-		return plumbing.ZeroHash, false
-	}
-	return peel(repo, r.Hash())
 }
 
 func peel(repo *git.Repository, h plumbing.Hash) (plumbing.Hash, bool) {
@@ -287,103 +196,6 @@ func peel(repo *git.Repository, h plumbing.Hash) (plumbing.Hash, bool) {
 		return plumbing.ZeroHash, false
 	}
 	return plumbing.ZeroHash, false
-}
-
-// refList names a few branches and tags, for "not found" messages.
-func refList(repo *git.Repository) string {
-	var names []string
-	if refs, err := repo.References(); err == nil {
-		_ = refs.ForEach(func(r *plumbing.Reference) error {
-			n := r.Name()
-			switch {
-			case n.IsRemote() && !strings.HasSuffix(n.String(), "/HEAD"):
-				names = append(names, strings.TrimPrefix(n.Short(), "origin/"))
-			case n.IsTag():
-				names = append(names, n.Short())
-			}
-			return nil
-		})
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return "(none)"
-	}
-	if len(names) > 20 {
-		names = append(names[:20], "…")
-	}
-	return strings.Join(names, ", ")
-}
-
-type versionTag struct {
-	Name    string
-	Version *semver.Version
-	Hash    plumbing.Hash
-}
-
-// versionTags lists tags that parse as semver (v prefix allowed), highest
-// first.
-func versionTags(repo *git.Repository) ([]versionTag, error) {
-	iter, err := repo.Tags()
-	if err != nil {
-		return nil, fmt.Errorf("list tags: %w", err)
-	}
-	var out []versionTag
-	err = iter.ForEach(func(r *plumbing.Reference) error {
-		name := r.Name().Short()
-		v, err := semver.NewVersion(name)
-		if err != nil {
-			return nil
-		}
-		if h, ok := peel(repo, r.Hash()); ok {
-			out = append(out, versionTag{Name: name, Version: v, Hash: h})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list tags: %w", err)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Version.GreaterThan(out[j].Version) })
-	return out, nil
-}
-
-// resolveConstraint picks the highest semver tag matching constraint.
-func resolveConstraint(repo *git.Repository, constraint string) (target, error) {
-	c, err := semver.NewConstraint(constraint)
-	if err != nil {
-		return target{}, fmt.Errorf("resolve %q: %w: not a version constraint: %v", constraint, ErrNoMatchingVersion, err)
-	}
-	tags, err := versionTags(repo)
-	if err != nil {
-		return target{}, err
-	}
-	for _, t := range tags {
-		if c.Check(t.Version) {
-			return target{Hash: t.Hash, Kind: "tag", Ref: t.Name, Version: t.Version.String()}, nil
-		}
-	}
-	if len(tags) == 0 {
-		return target{}, fmt.Errorf("resolve %q: %w: the repository has no version tags (like v1.2.0); install a branch or commit with @ref instead", constraint, ErrNoMatchingVersion)
-	}
-	var avail []string
-	for _, t := range tags {
-		avail = append(avail, t.Version.String())
-	}
-	if len(avail) > 20 {
-		avail = append(avail[:20], "…")
-	}
-	return target{}, fmt.Errorf("resolve %q: %w: no tag matches %s; available versions: %s", constraint, ErrNoMatchingVersion, constraint, strings.Join(avail, ", "))
-}
-
-// checkout writes the tree of commit h into repo's work tree.
-func checkout(repo *git.Repository, h plumbing.Hash) error {
-	wt, err := repo.Worktree()
-	if err != nil {
-		return fmt.Errorf("checkout %s: %w", h, err)
-	}
-	if err := wt.Checkout(&git.CheckoutOptions{Hash: h, Force: true}); err != nil {
-		return fmt.Errorf("checkout %s: %w", h, err)
-	}
-	return nil
 }
 
 // treeFiles maps the slash paths of files under dir (relative to it) in

@@ -11,6 +11,10 @@ import (
 // warning that says how to fix it; the rest still load. A NamedOnly skill
 // is active only when named.
 func Select(entries []Entry, spec string) ([]Entry, []string) {
+	if sortedUnique(entries) {
+		// Already merged (workspace.AllEntries): no copy, no map.
+		return selectSorted(entries, spec)
+	}
 	// An installed skill overrides a bundled one of the same name.
 	merged := map[string]Entry{}
 	for _, e := range entries {
@@ -31,16 +35,32 @@ func Select(entries []Entry, spec string) ([]Entry, []string) {
 		sorted = append(sorted, e)
 	}
 	sortEntries(sorted)
-	usable := func(e Entry) bool { return e.Trusted || e.Source == SourceBundled }
+	return selectSorted(sorted, spec)
+}
+
+// sortedUnique reports whether entries have canonical names, strictly
+// increasing.
+func sortedUnique(entries []Entry) bool {
+	for i := range entries {
+		if entries[i].Canonical == "" || i > 0 && entries[i-1].Canonical >= entries[i].Canonical {
+			return false
+		}
+	}
+	return true
+}
+
+func selectSorted(sorted []Entry, spec string) ([]Entry, []string) {
+	usable := func(e *Entry) bool { return e.Trusted || e.Source == SourceBundled }
 	var active []Entry
 	var warnings []string
 	switch strings.ToLower(strings.TrimSpace(spec)) {
 	case "", "none":
 		return nil, nil
 	case "all":
-		for _, e := range sorted {
-			if usable(e) && !e.NamedOnly {
-				active = append(active, e)
+		active = make([]Entry, 0, len(sorted))
+		for i := range sorted {
+			if usable(&sorted[i]) && !sorted[i].NamedOnly {
+				active = append(active, sorted[i])
 			}
 		}
 		return active, nil
@@ -71,7 +91,7 @@ func Select(entries []Entry, spec string) ([]Entry, []string) {
 		switch {
 		case !ok:
 			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not installed; install it with agent skill add <source>, or see agent skill list", name))
-		case !usable(e):
+		case !usable(&e):
 			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not trusted, so it is not loaded; trust it with agent skill trust %s, or use AGENT_SKILLS=all-untrusted", name, c))
 		default:
 			picked[c] = true

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -61,6 +62,8 @@ type Entry struct {
 	// and all-untrusted leave them out (the bundled base skill, whose
 	// shell is a choice made by name).
 	NamedOnly bool `json:"named_only,omitempty"`
+	// Listing is what listings need of SKILL.md (listing.go).
+	Listing *Listing `json:"listing,omitempty"`
 }
 
 // Source values of Entry.
@@ -88,6 +91,11 @@ type Store struct {
 	// exchange swaps two directories atomically; nil means the
 	// renameat2 one. Tests replace it to exercise the two-rename fallback.
 	exchange func(a, b string) error
+
+	// indexMu guards lines: the registry.json lines of the entries last
+	// read, which write reuses for entries it does not change (index.go).
+	indexMu sync.Mutex
+	lines   known
 }
 
 func (s *Store) swap(a, b string) error {
@@ -321,6 +329,13 @@ func flock(f *os.File, how int) error {
 // read loads registry.json. Writers replace it by rename, so a reader sees
 // either the old or the new file, never half of one.
 func (s *Store) read() ([]Entry, error) {
+	st, serr := statStamp(s.RegistryPath())
+	if serr == nil {
+		if entries, recs, ok := s.readIndex(st); ok {
+			s.remember(entries, recs)
+			return entries, nil
+		}
+	}
 	data, err := os.ReadFile(s.RegistryPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return []Entry{}, nil
@@ -381,6 +396,9 @@ func (s *Store) read() ([]Entry, error) {
 		skills = []Entry{}
 	}
 	sortEntries(skills)
+	if serr == nil {
+		s.heal(st, skills)
+	}
 	return skills, nil
 }
 
@@ -415,11 +433,11 @@ func sortEntries(es []Entry) {
 // rename, fsync of the directory. Only called under the lock.
 func (s *Store) write(entries []Entry) error {
 	sortEntries(entries)
-	data, err := json.MarshalIndent(registryFile{Version: registryVersion, Skills: entries}, "", "  ")
+	recs, err := records(entries, s.remembered())
 	if err != nil {
 		return fmt.Errorf("write registry: %w", err)
 	}
-	data = append(data, '\n')
+	data := registryJSON(recs)
 	dir := s.SkillsDir()
 	f, err := os.CreateTemp(dir, "registry.json.tmp-*")
 	if err != nil {
@@ -454,5 +472,6 @@ func (s *Store) write(entries []Entry) error {
 		_ = d.Sync()
 		d.Close()
 	}
+	s.indexed(entries, recs)
 	return nil
 }

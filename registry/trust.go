@@ -6,7 +6,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"io/fs"
 )
 
 // TrustRequest is what `agent skill trust` asks for.
@@ -62,15 +62,15 @@ func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entr
 	defer w.close()
 
 	repoDir := w.path("repo")
-	repo, err := s.git().Clone(ctx, e.GitURL, repoDir, req.Progress)
+	snap, err := s.fetchPinned(ctx, e, req.Progress)
 	if err != nil {
 		return Entry{}, err
 	}
-	if err := checkout(repo, plumbing.NewHash(e.CommitSHA)); err != nil {
-		return Entry{}, fmt.Errorf("check out the pinned commit %s: %w", short(e.CommitSHA), err)
-	}
-	if err := realDir(repoDir, e.Subdir); err != nil {
+	if fi, err := fs.Stat(snap.FS, fsPath(e.Subdir)); err != nil || !fi.IsDir() {
 		return Entry{}, fmt.Errorf("%w: the skill folder %q is not in commit %s", ErrNoSkill, e.Subdir, short(e.CommitSHA))
+	}
+	if err := checkoutSkill(snap, e.Subdir, repoDir, m); err != nil {
+		return Entry{}, fmt.Errorf("read %s at %s: %w", e.GitURL, short(e.CommitSHA), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(e.Subdir))
 	st := &Staged{

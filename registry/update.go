@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -116,46 +115,42 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 	}
 	defer w.close()
 
-	repoDir := w.path("repo")
-	repo, err := s.git().Clone(ctx, e.GitURL, repoDir, req.Progress)
+	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.GitURL, e.Ref, e.Constraint, req.Progress))
 	if err != nil {
 		return res, err
 	}
-	var t target
-	if e.Constraint != "" {
-		t, err = resolveConstraint(repo, e.Constraint)
-	} else {
-		t, err = resolveRef(repo, e.Ref)
-	}
-	if err != nil {
-		return res, err
-	}
-	if t.Kind == "tag" && e.Constraint == "" || t.Kind == "commit" {
+	if snap.Kind == "tag" && e.Constraint == "" || snap.Kind == "commit" {
 		res.Status = StatusPinned
 		return res, nil
 	}
-	newSHA := t.Hash.String()
+	newSHA := snap.Commit
 	if newSHA == e.CommitSHA {
 		res.Status = StatusUpToDate
 		return res, nil
 	}
-	if err := checkout(repo, t.Hash); err != nil {
-		return res, err
-	}
-	if err := realDir(repoDir, e.Subdir); err != nil {
+	if fi, err := fs.Stat(snap.FS, fsPath(e.Subdir)); err != nil || !fi.IsDir() {
 		return res, fmt.Errorf("%w: the skill folder %q is gone at %s; remove the skill and add it again", ErrNoSkill, e.Subdir, short(newSHA))
+	}
+	repoDir := w.path("repo")
+	if err := checkoutSkill(snap, e.Subdir, repoDir, nil); err != nil {
+		return res, fmt.Errorf("read %s at %s: %w", e.GitURL, short(newSHA), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(e.Subdir))
 	m, warns, err := loadManifestAs(skillDir, filepath.ToSlash(filepath.Join(e.Subdir, ManifestFile)))
 	if err != nil {
 		return res, err
 	}
-	version := t.Version
+	if m.Plugin != nil && m.Plugin.Build != "" {
+		if err := checkoutSkill(snap, e.Subdir, repoDir, m); err != nil {
+			return res, fmt.Errorf("read %s at %s: %w", e.GitURL, short(newSHA), err)
+		}
+	}
+	version := snap.Version
 	if version == "" {
 		version = m.Version
 	}
 	res.NewSHA, res.NewVersion = newSHA, version
-	res.LocalEdits = localEdits(repo, e)
+	res.LocalEdits = localEdits(snap, e)
 	if req.DryRun {
 		res.Status = StatusWouldUpdate
 		return res, nil
@@ -232,8 +227,8 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 // localEdits lists files in the installed folder that differ from the
 // installed commit: changed, added or deleted (slash paths, sorted). If the
 // old commit is no longer in the repository it cannot tell, and says so.
-func localEdits(repo *git.Repository, e Entry) []string {
-	want, err := treeFiles(repo, plumbing.NewHash(e.CommitSHA), e.Subdir)
+func localEdits(snap *Snapshot, e Entry) []string {
+	want, err := snap.blobHashes(e.CommitSHA, e.Subdir)
 	if err != nil {
 		return []string{"(cannot compare: commit " + short(e.CommitSHA) + " is no longer in the repository)"}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sort"
 
 	"github.com/agentskills/agent/internal/bundled"
 	"github.com/agentskills/agent/registry"
@@ -17,18 +16,24 @@ func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, e
 	if err != nil {
 		return nil, err
 	}
-	byCanon := map[string]registry.Entry{}
-	for _, e := range bundled.Entries() {
-		byCanon[e.Canonical] = withBuiltinTools(e)
+	// Both lists are sorted by canonical name: merge them, without copying
+	// the (many) installed entries into a map.
+	bund := bundled.Entries()
+	out := make([]registry.Entry, 0, len(installed)+len(bund))
+	i, j := 0, 0
+	for i < len(installed) || j < len(bund) {
+		switch {
+		case j == len(bund) || i < len(installed) && installed[i].Canonical < bund[j].Canonical:
+			out = append(out, installed[i])
+			i++
+		case i == len(installed) || bund[j].Canonical < installed[i].Canonical:
+			out = append(out, withBuiltinTools(bund[j]))
+			j++
+		default: // same name: the installed skill wins
+			out = append(out, installed[i])
+			i, j = i+1, j+1
+		}
 	}
-	for _, e := range installed {
-		byCanon[e.Canonical] = e
-	}
-	out := make([]registry.Entry, 0, len(byCanon))
-	for _, e := range byCanon {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Canonical < out[j].Canonical })
 	return out, nil
 }
 

@@ -31,8 +31,9 @@ type useSkillArgs struct {
 // the active skill's SKILL.md body with its arguments substituted, plus
 // context/agent/model so that a caller can run a `context: fork` skill in a
 // sub-agent. Skills with disable-model-invocation: true are refused with
-// the structured error model_invocation_disabled. Only the manifest the
-// workspace already parsed is used: no file is read here.
+// the structured error model_invocation_disabled. Of the skill only its
+// SKILL.md is read, and only when the workspace has it from the registry's
+// listing (no body).
 func useSkill(ctx context.Context, ws *Workspace, raw json.RawMessage) (sdk.Result, error) {
 	var in useSkillArgs
 	dec := json.NewDecoder(bytes.NewReader(orEmptyObject(raw)))
@@ -68,7 +69,17 @@ func useSkill(ctx context.Context, ws *Workspace, raw json.RawMessage) (sdk.Resu
 	if err := ws.checkSkill(as, false); err != nil {
 		return sdk.Result{}, err
 	}
-	r := Layer2(as.Entry, as.Manifest, args)
+	m := as.Manifest
+	if as.Indexed {
+		// The listing has no body: read SKILL.md now, which also refuses
+		// one changed since install.
+		full, _, err := LoadManifest(as.Entry)
+		if err != nil {
+			return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "load skill %s: %v", as.Entry.Canonical, err)
+		}
+		m = full
+	}
+	r := Layer2(as.Entry, m, args)
 	value, err := json.Marshal(r)
 	if err != nil {
 		return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "encode the instructions of %s: %v", r.Skill, err)

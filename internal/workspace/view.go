@@ -26,6 +26,9 @@ type SkillState struct {
 	Reason   string // one of the Reason constants when not active
 	Detail   string // one line: why it failed to load or is incompatible
 	Scripts  int
+	// Indexed is set when Manifest comes from the registry's listing (no
+	// Body): SKILL.md was not parsed and the skill folder was not read.
+	Indexed bool
 }
 
 // View is every known skill with its state. Building it reads each
@@ -49,7 +52,8 @@ const (
 )
 
 // LoadView builds the view. It starts no process and opens no file but
-// registry.json and SKILL.md files.
+// the registry and, for skills whose registry listing is missing or whose
+// SKILL.md changed since install, their SKILL.md.
 func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	all, err := AllEntries(ctx, cfg.Store())
 	if err != nil {
@@ -60,18 +64,23 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	for _, e := range selected {
 		isSelected[e.Canonical] = true
 	}
-	v := &View{Spec: cfg.Skills, Warnings: warnings}
+	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all))}
 	for _, e := range all {
 		st := SkillState{Entry: e, Selected: isSelected[e.Canonical]}
 		if !st.Selected && scope != Every {
 			v.Skills = append(v.Skills, st)
 			continue
 		}
-		m, _, err := LoadManifest(e)
+		m, indexed := e.Indexed()
+		var err error
+		if !indexed {
+			m, _, err = LoadManifest(e)
+		}
+		st.Indexed = indexed
 		switch {
 		case err != nil:
 			st.Reason, st.Detail = ReasonLoadFailed, oneLine(err, e.Path)
-		case registry.CheckCompatibility(m, cfg.AgentVersion) != nil:
+		case hasCompat(m) && registry.CheckCompatibility(m, cfg.AgentVersion) != nil:
 			st.Manifest = m
 			st.Reason, st.Detail = ReasonIncompatible, oneLine(registry.CheckCompatibility(m, cfg.AgentVersion), e.Path)
 		default:
@@ -85,12 +94,21 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 				st.Reason = ReasonNotSelected
 			}
 		}
-		if st.Manifest != nil {
+		switch {
+		case st.Manifest != nil && indexed:
+			st.Scripts = len(e.Listing.Runnable)
+		case st.Manifest != nil:
 			st.Scripts = countScripts(e.Path, st.Manifest)
 		}
 		v.Skills = append(v.Skills, st)
 	}
 	return v, nil
+}
+
+// hasCompat reports whether m limits the agent version at all, so that
+// most skills cost no semver parse.
+func hasCompat(m *registry.Manifest) bool {
+	return m.MinAgentVersion != "" || m.MaxAgentVersion != "" || m.AgentVersion != ""
 }
 
 // oneLine is the first line of err, with the skill's own folder left out of
@@ -134,4 +152,25 @@ func countScripts(dir string, m *registry.Manifest) int {
 		}
 	}
 	return n
+}
+
+// RunnableScripts lists the script files of the skill in dir that can run
+// (slash paths inside dir, as exec.List finds them), never nil: what
+// add records in the registry so that listings read no folder.
+func RunnableScripts(dir string, m *registry.Manifest) []string {
+	out := []string{}
+	scripts, err := exec.List(dir, m.Scripts, m.ScriptsIgnore)
+	if err != nil {
+		return out
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return out
+	}
+	for _, s := range scripts {
+		if rel, err := filepath.Rel(abs, s.Path); s.Err == nil && err == nil {
+			out = append(out, filepath.ToSlash(rel))
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -59,6 +60,9 @@ type ActiveSkill struct {
 	Entry    registry.Entry
 	Manifest *registry.Manifest
 	Scripts  []exec.Script // runnable scripts (those without Err); Meta is not read
+	// Indexed: Manifest came from the registry (no Body); Layer 2 reads
+	// SKILL.md when the skill is used.
+	Indexed bool
 }
 
 // LoadFailure says why a selected skill was left out.
@@ -92,7 +96,7 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws := &Workspace{Config: cfg, Warnings: v.Warnings}
+	ws := &Workspace{Config: cfg, Warnings: v.Warnings, All: make([]registry.Entry, 0, len(v.Skills))}
 	for _, st := range v.Skills {
 		e := st.Entry
 		ws.All = append(ws.All, e)
@@ -102,8 +106,14 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 		if !st.Active {
 			continue
 		}
-		as := &ActiveSkill{Entry: e, Manifest: st.Manifest}
-		if e.Path != "" && DirExists(e.Path) {
+		as := &ActiveSkill{Entry: e, Manifest: st.Manifest, Indexed: st.Indexed}
+		if st.Indexed {
+			// Recorded at install: the folder is not read (SPEC §5).
+			for _, rel := range e.Listing.Runnable {
+				base := path.Base(rel)
+				as.Scripts = append(as.Scripts, exec.Script{Name: strings.TrimSuffix(base, path.Ext(base)), Path: filepath.Join(e.Path, filepath.FromSlash(rel))})
+			}
+		} else if e.Path != "" && DirExists(e.Path) {
 			// List, not Discover: no script source is read until a script
 			// tool asks for it (SPEC §10, Layer 3).
 			scripts, err := exec.List(e.Path, st.Manifest.Scripts, st.Manifest.ScriptsIgnore)

@@ -135,7 +135,10 @@ func (f *Factory) Store() (*registry.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return registry.NewStore(cfg.Home), nil
+	s := registry.NewStore(cfg.Home)
+	// Fetch fallbacks (a full history instead of one commit) show at debug.
+	s.Git = &registry.GoGit{Debug: f.logger(cfg).Debug}
+	return s, nil
 }
 
 func (f *Factory) loadConfig() (*Config, error) {

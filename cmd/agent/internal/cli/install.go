@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
 )
@@ -73,6 +74,9 @@ func runGoBuild(ctx context.Context, dir, out, pkg string) ([]byte, error) {
 // tools. It is called by registry.Add and registry.Update on the staged copy.
 func (in *installer) prepare(ctx context.Context, s *registry.Staged) error {
 	m := s.Manifest
+	if m != nil {
+		s.Runnable = workspace.RunnableScripts(s.SkillDir, m) // listed, never run
+	}
 	if m == nil || m.Plugin == nil {
 		return nil
 	}

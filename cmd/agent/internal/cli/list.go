@@ -47,6 +47,7 @@ func newCmdList(f *Factory, runF func(context.Context, *listOptions) error) *cob
 }
 
 func listRun(ctx context.Context, opts *listOptions) error {
+	shortLived()
 	store, err := opts.Store()
 	if err != nil {
 		return err

@@ -88,6 +88,7 @@ type promptJSON struct {
 }
 
 func promptRun(ctx context.Context, opts *promptOptions) error {
+	shortLived()
 	v, err := opts.View(ctx)
 	if err != nil {
 		return err

@@ -62,6 +62,7 @@ type toolJSON struct {
 }
 
 func toolsRun(ctx context.Context, opts *toolsOptions) error {
+	shortLived()
 	ws, err := opts.Workspace(ctx)
 	if err != nil {
 		return err
