@@ -292,6 +292,7 @@ func (e *enc) entry(x *Entry) {
 		}
 	}
 	e.str(x.PreviousSHA)
+	e.str(x.PreviousDirHash)
 	e.bool(x.NamedOnly)
 	l := x.Listing
 	if l == nil {
@@ -472,6 +473,7 @@ func (d *dec) entry() Entry {
 		}
 	}
 	x.PreviousSHA = d.str()
+	x.PreviousDirHash = d.str()
 	x.NamedOnly = d.bool()
 	if !d.bool() {
 		return x

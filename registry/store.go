@@ -57,6 +57,9 @@ type Entry struct {
 	DirHash     string `json:"dir_hash,omitempty"`
 	Tools       []Tool `json:"tools,omitempty"`
 	PreviousSHA string `json:"previous_sha,omitempty"`
+	// PreviousDirHash is the h1: hash of PreviousSHA's folder, checked
+	// again by rollback.
+	PreviousDirHash string `json:"previous_dir_hash,omitempty"`
 
 	// NamedOnly skills are active only when AGENT_SKILLS names them: all
 	// and all-untrusted leave them out (the bundled base skill, whose
