@@ -672,6 +672,9 @@ func depthFor(repo *git.Repository) int {
 // of that name points to now.
 func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*Snapshot, error) {
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.GitURL, e.CommitSHA, "", progress))
+	if errors.Is(err, ErrRefNotFound) {
+		return nil, fmt.Errorf("%w: commit %s is no longer in %s (history rewritten, or never pushed); it is not replaced by what a tag or branch holds now: pin a commit the server has (agent skill add, then agent skill lock)", ErrRefNotFound, short(e.CommitSHA), e.GitURL)
+	}
 	if err != nil {
 		return nil, err
 	}
