@@ -52,6 +52,11 @@ func helperMain(op string) int {
 		_, err = s.Update(ctx, UpdateRequest{All: true}, buildPrep)
 	case "remove":
 		_, err = s.Remove(ctx, os.Getenv("REGISTRY_SKILL"))
+	case "sync": // lock_process_test.go
+		var l *Lock
+		if l, err = ReadLock(os.Getenv("REGISTRY_LOCK")); err == nil {
+			_, err = s.Sync(ctx, l, SyncRequest{Trust: func([]string) (bool, error) { return true, nil }}, buildPrep)
+		}
 	default:
 		err = fmt.Errorf("unknown op %q", op)
 	}
