@@ -86,6 +86,9 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 			return err
 		}
 		diff := registry.DiffLock(entries, l)
+		if diff == nil {
+			diff = []registry.SyncChange{} // JSON [], not null
+		}
 		if opts.JSON {
 			if err := writeJSON(opts.IO.Out, diff); err != nil {
 				return err
