@@ -1,7 +1,11 @@
 # agent: a Go skill host. `make help` lists the targets.
 GO        ?= go
 BIN       := bin/agent
-PKGS      := ./...
+# sdk and proto are modules of their own (go.work joins them for development).
+PKGS      := ./... ./sdk/... ./proto/... ./examples/skills/hello-extended/plugin/...
+MOD       := github.com/agentskills/agent
+# Plugin modules that require the SDK like any author's (make generate pins them).
+EXAMPLES  := examples/skills/hello-extended/plugin
 FUZZTIME  ?= 30s
 BENCHCOUNT ?= 6
 
@@ -9,7 +13,7 @@ BENCHSTAT          := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 
-.PHONY: help build test demo bench fuzz reliability proto lint clean
+.PHONY: help build test demo bench fuzz reliability proto lint clean tidy generate
 
 help: ## list targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -45,6 +49,24 @@ proto: ## regenerate proto/skill/v1 with pinned generators (needs protoc)
 	GOBIN=$(CURDIR)/bin $(GO) install $(PROTOC_GEN_GO_GRPC)
 	PATH=$(CURDIR)/bin:$$PATH protoc --go_out=. --go_opt=paths=source_relative \
 	  --go-grpc_out=. --go-grpc_opt=paths=source_relative proto/skill/v1/skill.proto
+
+# tidy runs go mod tidy in each module, proto first. The placeholder
+# versions (v0.0.0) that sdk and the root require are never published, so each
+# tidy sees its sibling modules through a temporary replace that is dropped
+# again; go.work supplies them for builds.
+tidy: ## go mod tidy every module (plain `go mod tidy` at the root cannot resolve sdk and proto)
+	cd proto && GOWORK=off $(GO) mod tidy
+	cd sdk && GOWORK=off $(GO) mod edit -replace=$(MOD)/proto=../proto && \
+	  { GOWORK=off $(GO) mod tidy; rc=$$?; GOWORK=off $(GO) mod edit -dropreplace=$(MOD)/proto; exit $$rc; }
+	for d in $(EXAMPLES); do (cd $$d && r=$$(realpath --relative-to=. $(CURDIR)) && \
+	  GOWORK=off $(GO) mod edit -replace=$(MOD)/proto=$$r/proto -replace=$(MOD)/sdk=$$r/sdk && \
+	  { GOWORK=off $(GO) mod tidy; rc=$$?; GOWORK=off $(GO) mod edit -dropreplace=$(MOD)/proto -dropreplace=$(MOD)/sdk; exit $$rc; }) || exit 1; done
+	GOWORK=off $(GO) mod edit -replace=$(MOD)/proto=./proto -replace=$(MOD)/sdk=./sdk && \
+	  { GOWORK=off $(GO) mod tidy; rc=$$?; GOWORK=off $(GO) mod edit -dropreplace=$(MOD)/proto -dropreplace=$(MOD)/sdk; exit $$rc; }
+	$(MAKE) generate
+
+generate: ## after editing sdk/ or proto/: regenerate the SDK zips agent embeds (internal/sdkmod), pin the examples and go.work to them
+	$(GO) generate ./internal/sdkmod
 
 lint: ## gofmt and vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -24,6 +24,13 @@ trap 'rm -rf "$AGENT_HOME"' EXIT
 unset AGENT_SKILLS
 echo "AGENT_HOME=$AGENT_HOME"
 
+# go-git opens a repository's .git folder, not the .git file of a git
+# worktree: add from a real clone then.
+if [ -f "$source/.git" ]; then
+  git clone -q "$source" "$AGENT_HOME/src"
+  source="$AGENT_HOME/src"
+fi
+
 # The example sits outside the usual skill folders, so name its path.
 step "agent skill add $source examples/skills/hello-extended --trust"
 "$agent" skill add "$source" examples/skills/hello-extended --trust

@@ -17,6 +17,14 @@
 // changed after install (ErrModified), using the sha256 recorded in the
 // entry.
 //
+// Untrusted skills are files only: Add and Update run Prepare (build and
+// describe) only for trusted skills, and Trust (trust.go) runs it later
+// from the pinned commit. Integrity (integrity.go) records the h1: dirhash
+// of every installed folder in the entry (DirHash) and per-file sums under
+// $AGENT_HOME/state/integrity/; CheckIntegrity is the cheap first-use check
+// (a fingerprint per file) and Verify names what changed. CheckNoLinks is
+// the one symbolic-link rule, applied before anything is built.
+//
 // The package never runs the git binary and never imports host: building a
 // plugin and describing its tools is the caller's job, done in a Prepare
 // callback.

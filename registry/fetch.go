@@ -667,7 +667,7 @@ func depthFor(repo *git.Repository) int {
 	return 1
 }
 
-// fetchPinned fetches exactly the commit e records (trust, sync, rollback)
+// fetchPinned fetches exactly the commit e records (sync, rollback)
 // and checks that the server handed over that commit, not whatever a ref
 // of that name points to now.
 func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*Snapshot, error) {

@@ -33,7 +33,7 @@ type Tool struct {
 type Entry struct {
 	Name        string    `json:"name"`
 	Canonical   string    `json:"canonical"`
-	Source      string    `json:"source"` // "git" or "bundled"
+	Source      string    `json:"source"` // "git", "bundled" or "dev" (linked)
 	GitURL      string    `json:"git_url,omitempty"`
 	Ref         string    `json:"ref,omitempty"`
 	Constraint  string    `json:"constraint,omitempty"`
@@ -53,10 +53,14 @@ type Entry struct {
 	// DirHash is the h1: hash (golang.org/x/mod/sumdb/dirhash) of the
 	// installed folder, recorded at add, update and trust; CheckIntegrity
 	// refuses the skill at first use when its files no longer match.
-	// Empty for bundled skills and entries written before it was recorded.
+	// Empty for bundled and linked skills and entries written before it
+	// was recorded.
 	DirHash     string `json:"dir_hash,omitempty"`
 	Tools       []Tool `json:"tools,omitempty"`
 	PreviousSHA string `json:"previous_sha,omitempty"`
+	// Stamp fingerprints a linked (dev) skill's folder at its last build;
+	// a different stamp means its sources changed and it is relinked.
+	Stamp string `json:"stamp,omitempty"`
 	// PreviousDirHash is the h1: hash of PreviousSHA's folder, checked
 	// again by rollback.
 	PreviousDirHash string `json:"previous_dir_hash,omitempty"`
@@ -419,7 +423,13 @@ func (s *Store) checkPaths(e Entry) error {
 	if e.Path == "" {
 		return fmt.Errorf(`no "path"`)
 	}
-	if filepath.Clean(e.Path) != s.skillDir(e.Canonical) {
+	if e.Source == SourceDev {
+		// `agent skill link` uses the author's own folder in place; it is
+		// never deleted (remove only unregisters it) and is not hashed.
+		if !filepath.IsAbs(e.Path) || filepath.Clean(e.Path) != e.Path {
+			return fmt.Errorf("linked path %s is not a clean absolute path", e.Path)
+		}
+	} else if filepath.Clean(e.Path) != s.skillDir(e.Canonical) {
 		return fmt.Errorf("path %s is outside %s (it must be %s; if you moved AGENT_HOME, fix the paths by hand)", e.Path, s.SkillsDir()+string(filepath.Separator), s.skillDir(e.Canonical))
 	}
 	if e.Plugin != nil && !within(filepath.Join(s.PluginsDir(), e.Canonical), e.Plugin.Path) && !within(e.Path, e.Plugin.Path) {

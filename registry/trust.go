@@ -3,25 +3,18 @@ package registry
 import (
 	"context"
 	"fmt"
-	"io"
-	"path/filepath"
-
-	"io/fs"
 )
 
 // TrustRequest is what `agent skill trust` asks for.
 type TrustRequest struct {
-	Name     string
-	Progress io.Writer // nil is silent
+	Name string
 }
 
 // Trust marks a skill trusted and, since an untrusted skill's code never
 // ran, builds its plugin and describes its tools now (through prep, as
-// add does). The build uses the pinned commit fetched again, so that a
-// plugin whose go.mod sits above the skill folder builds as it did at
-// add; the fetched folder must hash to the entry's DirHash, and the
-// installed folder must still match it (else ErrTampered), so what is
-// built is what was pinned and reviewed.
+// add does). The installed folder must still match the entry's DirHash
+// (else ErrTampered), and the copy that is built must hash to it too, so
+// what is built is what was pinned and reviewed.
 //
 // A skill without a plugin, or whose plugin was built while it was
 // trusted before, is only marked.
@@ -48,9 +41,6 @@ func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entr
 	if m.Plugin == nil || e.Plugin != nil || prep == nil {
 		return s.markTrusted(e, nil)
 	}
-	if e.GitURL == "" || e.CommitSHA == "" {
-		return Entry{}, fmt.Errorf("%w: %s records no source to build its plugin from; remove it and add it again with --trust", ErrNotFound, e.Canonical)
-	}
 	var w *work
 	if err := s.locked(func([]Entry) ([]Entry, error) {
 		var err error
@@ -61,21 +51,17 @@ func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entr
 	}
 	defer w.close()
 
-	repoDir := w.path("repo")
-	snap, err := s.fetchPinned(ctx, e, req.Progress)
-	if err != nil {
-		return Entry{}, err
+	// Build from a copy of the installed folder: it was just checked
+	// against dir_hash, and the copy is hashed again by stage, so a change
+	// in between is refused too. A plugin is a module of its own inside
+	// the skill, so the folder is all the build needs (no network).
+	skillDir := w.path("src")
+	if err := copySkill(e.Path, skillDir); err != nil {
+		return Entry{}, fmt.Errorf("copy %s to build it: %w", e.Canonical, err)
 	}
-	if fi, err := fs.Stat(snap.FS, fsPath(e.Subdir)); err != nil || !fi.IsDir() {
-		return Entry{}, fmt.Errorf("%w: the skill folder %q is not in commit %s", ErrNoSkill, e.Subdir, short(e.CommitSHA))
-	}
-	if err := checkoutSkill(snap, e.Subdir, repoDir, m); err != nil {
-		return Entry{}, fmt.Errorf("read %s at %s: %w", e.GitURL, short(e.CommitSHA), err)
-	}
-	skillDir := filepath.Join(repoDir, filepath.FromSlash(e.Subdir))
 	st := &Staged{
 		Canonical: e.Canonical, Manifest: m,
-		RepoDir: repoDir, SkillDir: skillDir, CommitSHA: e.CommitSHA, Version: e.Version,
+		RepoDir: skillDir, SkillDir: skillDir, CommitSHA: e.CommitSHA, Version: e.Version,
 	}
 	ne := e
 	ne.Trusted = true
@@ -84,8 +70,8 @@ func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entr
 		return Entry{}, err
 	}
 	if e.DirHash != "" && ne.DirHash != e.DirHash {
-		return Entry{}, fmt.Errorf("%w: commit %s of %s now has different files than at install (%s, installed %s); remove the skill and add it again",
-			ErrTampered, short(e.CommitSHA), e.GitURL, ne.DirHash, e.DirHash)
+		return Entry{}, fmt.Errorf("%w: the files of %s changed while it was being trusted (%s, installed %s); run 'agent skill verify %s'",
+			ErrTampered, e.Canonical, ne.DirHash, e.DirHash, e.Canonical)
 	}
 	return s.markTrusted(e, &trustBuild{entry: ne, inst: inst})
 }

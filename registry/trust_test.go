@@ -13,21 +13,22 @@ import (
 
 func TestTrustBuildsWhatWasPinned(t *testing.T) {
 	t.Parallel()
-	// go.mod above the skill folder: Trust must build from a checkout of
-	// the pinned commit, not from the installed folder alone.
+	// Trust builds a copy of the installed folder, never the folder
+	// itself (the build must not write into an installed skill).
 	repo := gittest.NewRepo(t, map[string]string{
-		"go.mod":                "module example.com/x\n",
-		"skills/p/SKILL.md":     skillMD("p", "plugin:\n  build: ./plugin"),
-		"skills/p/plugin/a.go":  "package main\n",
-		"skills/s/SKILL.md":     skillMD("s"),
-		"skills/s/scripts/a.py": "print(1)\n",
+		"skills/p/SKILL.md":      skillMD("p", "plugin:\n  build: ./plugin"),
+		"skills/p/plugin/go.mod": "module example.com/x\n",
+		"skills/p/plugin/a.go":   "package main\n",
+		"skills/s/SKILL.md":      skillMD("s"),
+		"skills/s/scripts/a.py":  "print(1)\n",
 	})
 	s := newStore(t)
 	var preps atomic.Int32
 	var sawGoMod atomic.Bool
 	prep := func(ctx context.Context, st *Staged) error {
 		preps.Add(1)
-		if _, err := os.Stat(filepath.Join(st.RepoDir, "go.mod")); err == nil {
+		_, err := os.Stat(filepath.Join(st.SkillDir, "plugin", "go.mod"))
+		if err == nil && filepath.Base(filepath.Dir(st.SkillDir)) != "skills" {
 			sawGoMod.Store(true)
 		}
 		return buildPrep(ctx, st)

@@ -100,6 +100,9 @@ func (s *Store) Update(ctx context.Context, req UpdateRequest, prep Prepare) ([]
 }
 
 func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep Prepare) (UpdateResult, error) {
+	if e.Source == SourceDev {
+		return UpdateResult{}, fmt.Errorf("%w: it is rebuilt from %s when its sources change", ErrLinked, e.Path)
+	}
 	res := UpdateResult{UpdatePlan: UpdatePlan{Name: e.Canonical, OldSHA: e.CommitSHA, NewSHA: e.CommitSHA, OldVersion: e.Version, NewVersion: e.Version}}
 	if e.Constraint == "" && e.Ref != "" && isHex(e.Ref) && len(e.Ref) >= 4 && len(e.CommitSHA) >= len(e.Ref) && e.CommitSHA[:len(e.Ref)] == e.Ref {
 		res.Status = StatusPinned

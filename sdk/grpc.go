@@ -15,11 +15,17 @@ import (
 // PluginName is the name under which a skill is dispensed over go-plugin.
 const PluginName = "skill"
 
+// ProtocolVersion is the version of the plugin protocol (proto/skill/v1 and
+// the handshake) this SDK speaks. A host refuses, at install, a plugin whose
+// protocol it does not speak, naming both versions. Raise it only for a
+// change an older host or plugin cannot understand.
+const ProtocolVersion = 1
+
 // Handshake is shared by the host and every plugin. A binary started
 // without the cookie in its environment explains that it is a plugin and
 // exits instead of serving.
 var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  1,
+	ProtocolVersion:  ProtocolVersion,
 	MagicCookieKey:   "AGENT_SKILL_PLUGIN",
 	MagicCookieValue: "9f1c6b3e-skill-v1",
 }

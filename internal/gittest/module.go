@@ -6,25 +6,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentskills/agent/internal/sdkmod"
 )
 
-// PluginModule returns the files a test repository needs so that skills in
-// it can build plugins against this module's real SDK with a plain
-// `go build`: go.mod, go.sum and the sdk and proto packages, keyed by slash
-// path. moduleRoot is the path of this module's root from the test.
-func PluginModule(t testing.TB, moduleRoot string) map[string]string {
+// PluginModule returns the go.mod and go.sum of a plugin module at the
+// slash path dir of a test repository, as `agent skill init` writes them:
+// module modulePath requiring the SDK this agent embeds, like any author's
+// plugin (no replace, nothing copied from this repository).
+func PluginModule(t testing.TB, dir, modulePath string) map[string]string {
 	t.Helper()
-	files := map[string]string{}
-	for _, name := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(moduleRoot, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = string(b)
+	mod, err := sdkmod.Embedded().PluginGoMod(modulePath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	AddTree(t, files, filepath.Join(moduleRoot, "sdk"), "sdk")
-	AddTree(t, files, filepath.Join(moduleRoot, "proto"), "proto")
-	return files
+	sum, err := sdkmod.GoSum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{dir + "/go.mod": string(mod), dir + "/go.sum": string(sum)}
 }
 
 // AddTree adds the regular, non-test files under src to files, at the slash

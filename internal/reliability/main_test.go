@@ -373,9 +373,9 @@ func checkHome(t testing.TB, home string) []entry {
 	return es
 }
 
-// skillRepo is a git repository holding a copy of this module's sdk and
-// proto packages (with its go.mod and go.sum at the root), so that
-// `agent skill add` builds real plugins against the real SDK.
+// skillRepo is a git repository of skills whose plugins are modules of
+// their own requiring the SDK, so that `agent skill add` builds real
+// plugins against the SDK it embeds.
 type skillRepo struct {
 	*gittest.Repo
 	versions map[string]string // commit SHA -> crashy's Version at it
@@ -383,7 +383,7 @@ type skillRepo struct {
 
 func newSkillRepo(t testing.TB, extra map[string]string) *skillRepo {
 	t.Helper()
-	files := gittest.PluginModule(t, moduleRoot)
+	files := gittest.PluginModule(t, "skills/crashy/plugin", "example.com/crashy/plugin")
 	main, err := os.ReadFile("testdata/crashy/main.go")
 	if err != nil {
 		t.Fatal(err)

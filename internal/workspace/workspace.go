@@ -106,8 +106,17 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 		if !st.Active {
 			continue
 		}
+		if e.Source == registry.SourceDev && cfg.Relink != nil {
+			fresh, err := cfg.Relink(ctx, e)
+			if err != nil {
+				ws.fail(e.Name, shortReason(err))
+				continue
+			}
+			e = fresh
+			ws.All[len(ws.All)-1] = e
+		}
 		as := &ActiveSkill{Entry: e, Manifest: st.Manifest, Indexed: st.Indexed}
-		if st.Indexed {
+		if st.Indexed && e.Listing != nil {
 			// Recorded at install: the folder is not read (SPEC §5).
 			for _, rel := range e.Listing.Runnable {
 				base := path.Base(rel)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
 )
@@ -226,8 +227,8 @@ func TestAddPromptsOnTerminal(t *testing.T) {
 func TestPrepareBuildFailure(t *testing.T) {
 	t.Parallel()
 	in := &installer{
-		goBuild: func(ctx context.Context, dir, out, pkg string) ([]byte, error) {
-			return []byte("./main.go:3:2: undefined: oops\n"), errors.New("exit status 1")
+		build: func(ctx context.Context, name, dir, rel, out string) error {
+			return &plugbuild.BuildError{Err: errors.New("exit status 1"), Output: "./main.go:3:2: undefined: oops\n"}
 		},
 		describe: func(context.Context, host.Plugin) ([]sdk.ToolInfo, error) {
 			t.Fatal("describe called after a failed build")
@@ -256,9 +257,9 @@ func TestPrepareCommandPlugin(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, "bin", "tool"), "#!/bin/sh\n", 0o755)
 	var described host.Plugin
 	in := &installer{
-		goBuild: func(context.Context, string, string, string) ([]byte, error) {
+		build: func(context.Context, string, string, string, string) error {
 			t.Fatal("go build for a command plugin")
-			return nil, nil
+			return nil
 		},
 		describe: func(_ context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
 			described = p

@@ -62,7 +62,7 @@ func (f *Factory) installer() (*installer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newInstaller(f.environ, f.logger(cfg)), nil
+	return newInstaller(cfg.Home, f.IO, f.environ, f.logger(cfg)), nil
 }
 
 // logger is the host's logger: plugin output and host events on stderr at
@@ -92,6 +92,7 @@ func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
 		Environ:         f.environ(),
 		Executable:      f.Executable,
 		Logger:          f.logger(cfg),
+		Relink:          f.relink,
 	}, nil
 }
 

@@ -3,31 +3,34 @@ package cli
 import (
 	"context"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
 )
 
 // Errors of the install step; their advice lives in errors.go.
 var (
-	errBuildFailed   = errors.New("plugin build failed")
-	errGoMissing     = errors.New("go toolchain not found")
-	errBadPluginPath = errors.New("bad plugin command")
+	errBuildFailed   = plugbuild.ErrBuild
+	errGoMissing     = plugbuild.ErrGoMissing
+	errBadPluginPath = plugbuild.ErrBadPath
 	errDescribe      = errors.New("plugin did not describe its tools")
+	errProtocol      = errors.New("plugin speaks another protocol")
 )
 
 // describeTimeout bounds the one-shot Describe at install time: a plugin
@@ -38,36 +41,28 @@ const describeTimeout = 30 * time.Second
 // into a verified plugin binary plus its cached tool list, so that the
 // registry stays ignorant of the host.
 type installer struct {
-	// goBuild runs `go build -trimpath -o out pkg` in dir and returns the
-	// compiler's combined output. A seam so tests can count builds.
-	goBuild func(ctx context.Context, dir, out, pkg string) ([]byte, error)
+	// build compiles the main package rel (plugin.build) of the skill at
+	// skillDir into out (plugbuild.Build). A seam so tests can count builds.
+	build func(ctx context.Context, name, skillDir, rel, out string) error
 	// describe asks a plugin binary for its tools (host.Describe).
 	describe func(ctx context.Context, p host.Plugin) ([]sdk.ToolInfo, error)
 	// environ is the agent's own environment, filtered per skill.
 	environ func() []string
 }
 
-func newInstaller(environ func() []string, logger hclog.Logger) *installer {
+func newInstaller(home string, ios *IOStreams, environ func() []string, logger hclog.Logger) *installer {
 	return &installer{
-		goBuild: runGoBuild,
+		build: func(ctx context.Context, name, skillDir, rel, out string) error {
+			return plugbuild.Build(ctx, plugbuild.Options{
+				Home: home, Environ: environ(), Name: name,
+				Progress: ios.ErrOut, Terminal: ios.StderrTTY,
+			}, skillDir, rel, out)
+		},
 		describe: func(ctx context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
 			return host.Describe(ctx, p, host.WithLogger(logger))
 		},
 		environ: environ,
 	}
-}
-
-func runGoBuild(ctx context.Context, dir, out, pkg string) ([]byte, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return nil, errGoMissing
-	}
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-o", out, pkg)
-	cmd.Dir = dir
-	cmd.SysProcAttr = childProcAttr()
-	// On cancel (Ctrl-C) stop the whole build, compiler processes included.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	return cmd.CombinedOutput()
 }
 
 // prepare builds or locates the skill's plugin, hashes it and describes its
@@ -83,19 +78,11 @@ func (in *installer) prepare(ctx context.Context, s *registry.Staged) error {
 	var bin string
 	switch {
 	case m.Plugin.Build != "":
-		pkg, err := buildPackage(m.Plugin.Build)
-		if err != nil {
-			return err
-		}
 		if err := os.MkdirAll(filepath.Dir(s.PluginOut), 0o755); err != nil {
 			return fmt.Errorf("build plugin of %s: %w", m.Name, err)
 		}
-		out, err := in.goBuild(ctx, s.SkillDir, s.PluginOut, pkg)
-		if err != nil {
-			if errors.Is(err, errGoMissing) {
-				return fmt.Errorf("build plugin %s of %s: %w", pkg, m.Name, errGoMissing)
-			}
-			return fmt.Errorf("build plugin %s of %s: %w (%v)\n%s", pkg, m.Name, errBuildFailed, err, indentText(string(out), "    "))
+		if err := in.build(ctx, m.Name, s.SkillDir, m.Plugin.Build, s.PluginOut); err != nil {
+			return fmt.Errorf("build plugin %s of %s: %w", m.Plugin.Build, m.Name, err)
 		}
 		bin = s.PluginOut
 	case m.Plugin.Command != "":
@@ -121,6 +108,9 @@ func (in *installer) prepare(ctx context.Context, s *registry.Staged) error {
 		Dir:    s.SkillDir,
 	})
 	if err != nil {
+		if perr := protocolMismatch(err, bin); perr != nil {
+			return fmt.Errorf("describe plugin of %s: %w", m.Name, perr)
+		}
 		return fmt.Errorf("describe plugin of %s: %w: %w", m.Name, errDescribe, err)
 	}
 	s.Plugin = &registry.Plugin{Path: bin, SHA256: sum}
@@ -134,9 +124,9 @@ func (in *installer) prepare(ctx context.Context, s *registry.Staged) error {
 // buildPackage turns plugin.build into a package path that go build reads
 // as a directory ("./plugin"), refusing anything that leaves the skill.
 func buildPackage(rel string) (string, error) {
-	clean := filepath.Clean(filepath.FromSlash(rel))
-	if !filepath.IsLocal(clean) {
-		return "", fmt.Errorf("%w: plugin.build %q must be a relative path inside the skill", errBadPluginPath, rel)
+	clean, err := plugbuild.Package(rel)
+	if err != nil {
+		return "", err
 	}
 	return "." + string(filepath.Separator) + clean, nil
 }
@@ -183,10 +173,26 @@ func sha256File(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func indentText(s, prefix string) string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return prefix + "(no compiler output)"
+// pluginVersionRE is go-plugin's handshake refusal: the plugin's app
+// protocol is not one the host speaks.
+var pluginVersionRE = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
+
+// protocolMismatch turns go-plugin's version refusal into an error that
+// names both protocol versions and, when the binary records it, the SDK
+// module it was built with. nil when err is another failure.
+func protocolMismatch(err error, bin string) error {
+	m := pluginVersionRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil
 	}
-	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+	built := ""
+	if bi, berr := buildinfo.ReadFile(bin); berr == nil {
+		for _, d := range bi.Deps {
+			if d.Path == sdkmod.SDKPath {
+				built = fmt.Sprintf(", built with %s %s", d.Path, d.Version)
+			}
+		}
+	}
+	return fmt.Errorf("%w: the plugin speaks protocol %s%s; this agent speaks protocol %d (SDK %s)",
+		errProtocol, m[1], built, sdk.ProtocolVersion, sdkmod.Version())
 }

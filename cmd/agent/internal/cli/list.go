@@ -78,6 +78,9 @@ func entrySource(e registry.Entry) string {
 	if e.Source == "bundled" {
 		return "bundled"
 	}
+	if e.Source == registry.SourceDev {
+		return "dev: " + e.Path
+	}
 	s := e.GitURL
 	if e.Subdir != "" {
 		s += " (" + e.Subdir + ")"

@@ -145,21 +145,31 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 	add("incompat", map[string]string{"SKILL.md": "---\nname: future\ndescription: Needs a newer agent.\nmin_agent_version: 99.0.0\n---\nbody\n"})
 	add("buildfail", map[string]string{
 		"SKILL.md":       "---\nname: broken\ndescription: Its plugin does not compile.\nplugin:\n  build: ./plugin\n---\nbody\n",
-		"go.mod":         "module example.com/broken\n\ngo 1.22\n",
+		"plugin/go.mod":  "module example.com/broken\n\ngo 1.22\n",
 		"plugin/main.go": brokenPlugin,
+	})
+	add("oldsdk", map[string]string{
+		"SKILL.md": "---\nname: oldsdk\ndescription: Its plugin speaks protocol 2.\nplugin:\n  command: bin/plugin\n---\nbody\n",
+		// What a plugin of another protocol answers: go-plugin's handshake
+		// line with app protocol 2.
+		"bin/plugin": "#!/bin/sh\necho '1|2|unix|/nonexistent/plugin.sock|grpc|'\nsleep 5\n",
 	})
 	return r
 }
 
-// newPluginsRepo builds, once per test run, a repository holding a copy of
-// this module's sdk and proto packages plus skills whose plugins import
-// them, so that `agent skill add` builds real plugins against the real SDK
-// with the go.mod at the repository root.
+// newPluginsRepo builds, once per test run, a repository of skills whose
+// plugins are modules of their own requiring the SDK, as an author's are,
+// so that `agent skill add` builds real plugins against the SDK it embeds.
 func newPluginsRepo(t *testing.T) *gittest.Repo {
 	t.Helper()
-	files := gittest.PluginModule(t, moduleRoot)
+	files := map[string]string{}
 	// At skills/ rather than examples/skills/, where add looks for skills.
 	gittest.AddTree(t, files, filepath.Join(moduleRoot, "examples", "skills", "hello-extended"), "skills/hello-extended")
+	for _, name := range []string{"greeter", "marker", "rival"} {
+		for k, v := range gittest.PluginModule(t, "skills/"+name+"/plugin", "example.com/"+name+"/plugin") {
+			files[k] = v
+		}
+	}
 	for name, content := range pluginSkills {
 		files[name] = content
 	}

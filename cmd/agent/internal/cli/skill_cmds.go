@@ -14,6 +14,8 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdTrust(f, false, nil),
 		newCmdValidate(f, nil),
 		newCmdVerify(f, nil),
+		newCmdInit(f, nil),
+		newCmdLink(f, nil),
 		newCmdLock(f, nil),
 		newCmdSync(f, nil),
 		newCmdRollback(f, nil),

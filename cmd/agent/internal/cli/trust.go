@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -32,7 +31,7 @@ func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOpti
 
 			An untrusted skill is files only: its plugin is not built and neither
 			its plugin nor its scripts run. Trusting it checks that its files are
-			as installed, then builds its plugin from the pinned commit and
+			as installed, then builds its plugin from those files and
 			describes its tools. A skill runs code on your machine: trust only
 			what you have read or whose author you trust.
 		`),
@@ -83,11 +82,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		if err != nil {
 			return err
 		}
-		var progress io.Writer
-		if opts.IO.StderrTTY {
-			progress = opts.IO.ErrOut
-		}
-		te, err := store.Trust(ctx, registry.TrustRequest{Name: e.Canonical, Progress: progress}, inst.prepare)
+		te, err := store.Trust(ctx, registry.TrustRequest{Name: e.Canonical}, inst.prepare)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 )
@@ -91,6 +93,10 @@ func lintSkill(dir string) (errs, warns []registry.Problem, name string) {
 			if err == nil {
 				if fi, statErr := os.Stat(filepath.Join(dir, pkg)); statErr != nil || !fi.IsDir() {
 					err = fmt.Errorf("plugin.build %q is not a folder in the skill; point it at the Go main package, for example ./plugin", m.Plugin.Build)
+				} else if abs, absErr := filepath.Abs(dir); absErr == nil {
+					if _, modErr := plugbuild.ModuleRoot(abs, filepath.Join(abs, pkg)); modErr != nil {
+						err = fmt.Errorf("plugin.build %q has no go.mod in the skill: a plugin is a Go module of its own that requires %s ('agent skill init --plugin <dir>' shows one)", m.Plugin.Build, sdkmod.SDKPath)
+					}
 				}
 			}
 			if err != nil {

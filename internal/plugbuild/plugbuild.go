@@ -1,0 +1,305 @@
+// Package plugbuild builds a skill's Go plugin with `go build`, supplying
+// the SDK that this agent embeds (internal/sdkmod) at this agent's version,
+// without writing a byte into the skill folder.
+//
+// How: the embedded modules are laid out as a GOPROXY directory under
+// $AGENT_HOME/cache/goproxy and put in front of the user's GOPROXY. The
+// plugin's go.mod and go.sum are copied to a temp folder, the copy gets a
+// replace that pins the SDK to the embedded version, and go builds with
+// -modfile pointing at it. go writes go.mod and go.sum changes next to the
+// -modfile, so the skill's own files, and therefore its h1: hash, stay as
+// they were.
+package plugbuild
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+
+	"github.com/agentskills/agent/internal/sdkmod"
+)
+
+var (
+	// ErrGoMissing: no go command on PATH.
+	ErrGoMissing = errors.New("go toolchain not found")
+	// ErrNoModule: no go.mod between the plugin's package and the skill root.
+	ErrNoModule = errors.New("plugin has no go.mod inside the skill")
+	// ErrBadPath: plugin.build leaves the skill.
+	ErrBadPath = errors.New("bad plugin path")
+	// ErrBuild: go build failed; the error carries the compiler output.
+	ErrBuild = errors.New("plugin build failed")
+)
+
+// Options says where and how to build.
+type Options struct {
+	// Home is AGENT_HOME; the SDK proxy lives in Home/cache/goproxy.
+	Home string
+	// Environ is the environment go runs with (nil: this process's).
+	Environ []string
+	// Name is the skill's name, for progress.
+	Name string
+	// Progress receives "building plugin for <name> (go build)…" and the
+	// elapsed time, when Terminal is true. nil or !Terminal is silent.
+	Progress io.Writer
+	Terminal bool
+	// Tick is how often progress is redrawn (default one second).
+	Tick time.Duration
+}
+
+// ProxyDir is the GOPROXY directory the embedded SDK is served from.
+func ProxyDir(home string) string { return filepath.Join(home, "cache", "goproxy") }
+
+// Package turns plugin.build (a slash path such as "./plugin") into a clean
+// relative path, refusing anything that leaves the skill.
+func Package(rel string) (string, error) {
+	clean := filepath.Clean(filepath.FromSlash(rel))
+	if !filepath.IsLocal(clean) {
+		return "", fmt.Errorf("%w: plugin.build %q must be a relative path inside the skill", ErrBadPath, rel)
+	}
+	return clean, nil
+}
+
+// ModuleRoot finds the folder holding the plugin's go.mod: pkgDir or a
+// parent of it, never above skillDir.
+func ModuleRoot(skillDir, pkgDir string) (string, error) {
+	for d := pkgDir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, "go.mod")); err == nil && fi.Mode().IsRegular() {
+			return d, nil
+		}
+		if d == skillDir || len(d) <= len(skillDir) {
+			return "", fmt.Errorf("%w: no go.mod in %s or its parents up to the skill folder", ErrNoModule, pkgDir)
+		}
+	}
+}
+
+// Build compiles the main package at skillDir/rel (plugin.build) into out.
+// The returned error wraps ErrBuild with go's output when compiling fails.
+func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
+	clean, err := Package(rel)
+	if err != nil {
+		return err
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return ErrGoMissing
+	}
+	skillDir = filepath.Clean(skillDir)
+	pkgDir := filepath.Join(skillDir, clean)
+	root, err := ModuleRoot(skillDir, pkgDir)
+	if err != nil {
+		return err
+	}
+	proxy := ProxyDir(opts.Home)
+	if err := sdkmod.WriteProxy(proxy); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "agent-plugbuild-")
+	if err != nil {
+		return fmt.Errorf("build plugin: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	env, direct, err := buildEnv(ctx, goBin, environ, proxy)
+	if err != nil {
+		return err
+	}
+	var dirs map[string]string
+	if direct {
+		// GONOPROXY (or GOPRIVATE) names the SDK: go would skip the proxy
+		// directory and ask its repository, so hand it the folders.
+		if dirs, err = sdkmod.Extract(filepath.Join(opts.Home, "cache", "sdk")); err != nil {
+			return err
+		}
+	}
+	modPath := filepath.Join(tmp, "go.mod")
+	if err := writeModfile(root, modPath, dirs); err != nil {
+		return err
+	}
+	pkgRel, _ := filepath.Rel(root, pkgDir)
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("build plugin: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, goBin, "build", "-modfile="+modPath, "-mod=mod", "-trimpath",
+		"-o", absOut, "."+string(filepath.Separator)+pkgRel)
+	cmd.Dir = root
+	cmd.Env = env
+	cmd.SysProcAttr = childProcAttr()
+	// On cancel (Ctrl-C) stop the whole build, compiler processes included.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	stop := progress(opts)
+	err = cmd.Run()
+	stop(err == nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &BuildError{Err: err, Output: output.String()}
+	}
+	return nil
+}
+
+// BuildError is a failed go build with its output.
+type BuildError struct {
+	Err    error
+	Output string
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("%v (%v)\n%s", ErrBuild, e.Err, indent(e.Output, "    "))
+}
+
+func (e *BuildError) Unwrap() error { return ErrBuild }
+
+func indent(s, prefix string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return prefix + "(no compiler output)"
+	}
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// writeModfile copies root's go.mod to modPath with the SDK and proto
+// pinned to the embedded version (or replaced by dirs, by module path, when
+// given), and writes the go.sum beside it: the plugin's own go.sum plus the
+// embedded modules' lines.
+func writeModfile(root, modPath string, dirs map[string]string) error {
+	src := filepath.Join(root, "go.mod")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("build plugin: %w", err)
+	}
+	f, err := modfile.Parse(src, data, nil)
+	if err != nil {
+		return fmt.Errorf("build plugin: %w: %w", ErrBuild, err)
+	}
+	v := sdkmod.Version()
+	for _, p := range []string{sdkmod.SDKPath, sdkmod.ProtoPath} {
+		newPath, newVersion := p, v
+		if d, ok := dirs[p]; ok {
+			newPath, newVersion = d, ""
+		}
+		if err := f.AddReplace(p, "", newPath, newVersion); err != nil {
+			return fmt.Errorf("build plugin: %w", err)
+		}
+	}
+	f.Cleanup()
+	mod, err := f.Format()
+	if err != nil {
+		return fmt.Errorf("build plugin: %w", err)
+	}
+	own, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("build plugin: %w", err)
+	}
+	embedded, err := sdkmod.GoSum()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(modPath, mod, 0o644); err != nil {
+		return fmt.Errorf("build plugin: %w", err)
+	}
+	sum := strings.TrimSuffix(modPath, ".mod") + ".sum"
+	if err := os.WriteFile(sum, []byte(sdkmod.MergeSums(string(own), string(embedded))), 0o644); err != nil {
+		return fmt.Errorf("build plugin: %w", err)
+	}
+	return nil
+}
+
+// buildEnv is environ with the embedded SDK's proxy in front of the user's
+// GOPROXY, the SDK out of the checksum database (it is not published), and
+// no go.work from a parent folder. direct reports that GONOPROXY (which
+// defaults to GOPRIVATE) matches the SDK, so go would not use the proxy
+// directory for it.
+func buildEnv(ctx context.Context, goBin string, environ []string, proxy string) (env []string, direct bool, err error) {
+	cmd := exec.CommandContext(ctx, goBin, "env", "GOPROXY", "GONOSUMDB", "GONOPROXY")
+	cmd.Env = environ
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, false, fmt.Errorf("build plugin: go env: %w", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	for len(lines) < 3 {
+		lines = append(lines, "")
+	}
+	direct = module.MatchPrefixPatterns(lines[2], sdkmod.SDKPath) || module.MatchPrefixPatterns(lines[2], sdkmod.ProtoPath)
+	goproxy := "file://" + filepath.ToSlash(proxy)
+	if lines[0] != "" {
+		goproxy += "," + lines[0]
+	}
+	nosum := "github.com/agentskills/agent/sdk,github.com/agentskills/agent/proto"
+	if lines[1] != "" {
+		nosum = lines[1] + "," + nosum
+	}
+	env = make([]string, 0, len(environ)+3)
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GOPROXY", "GONOSUMDB", "GOWORK":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GOPROXY="+goproxy, "GONOSUMDB="+nosum, "GOWORK=off"), direct, nil
+}
+
+// progress shows a build on a terminal: the line at once, then the
+// elapsed time. The returned stop ends the line.
+func progress(opts Options) (stop func(ok bool)) {
+	if opts.Progress == nil || !opts.Terminal {
+		return func(bool) {}
+	}
+	tick := opts.Tick
+	if tick <= 0 {
+		tick = time.Second
+	}
+	start := time.Now()
+	line := fmt.Sprintf("building plugin for %s (go build)…", opts.Name)
+	fmt.Fprint(opts.Progress, line)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintf(opts.Progress, "\r%s %s", line, elapsed(time.Since(start)))
+			}
+		}
+	}()
+	return func(ok bool) {
+		close(done)
+		wg.Wait()
+		word := "done"
+		if !ok {
+			word = "failed"
+		}
+		fmt.Fprintf(opts.Progress, "\r%s %s in %s\n", line, word, elapsed(time.Since(start)))
+	}
+}
+
+func elapsed(d time.Duration) string {
+	return d.Round(100 * time.Millisecond).String()
+}
