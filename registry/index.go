@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 	"unsafe"
@@ -32,7 +33,7 @@ import (
 // record and the JSON line (each uvarint-length-prefixed), then the CRC-32C
 // of everything before it.
 
-const indexMagic = "agent-registry-index 2\n"
+const indexMagic = "agent-registry-index 3\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -292,6 +293,7 @@ func (e *enc) entry(x *Entry) {
 		}
 	}
 	e.str(x.PreviousSHA)
+	e.str(x.Stamp)
 	e.str(x.PreviousDirHash)
 	e.bool(x.NamedOnly)
 	l := x.Listing
@@ -473,6 +475,7 @@ func (d *dec) entry() Entry {
 		}
 	}
 	x.PreviousSHA = d.str()
+	x.Stamp = d.str()
 	x.PreviousDirHash = d.str()
 	x.NamedOnly = d.bool()
 	if !d.bool() {
@@ -514,12 +517,25 @@ func (d *dec) entry() Entry {
 type known struct {
 	entries []Entry
 	recs    []indexed
+	stamp   stamp // of the registry.json they came from; zero if unknown
 }
 
-func (s *Store) remember(entries []Entry, recs []indexed) {
+func (s *Store) remember(st stamp, entries []Entry, recs []indexed) {
 	s.indexMu.Lock()
-	s.lines = known{entries: entries, recs: recs}
+	s.lines = known{entries: slices.Clone(entries), recs: recs, stamp: st}
 	s.indexMu.Unlock()
+}
+
+// unchanged returns a copy of the entries this store last read or wrote
+// when registry.json is still the file they came from: a command that
+// reads the registry several times (lock, recover, commit) decodes it once.
+func (s *Store) unchanged(st stamp) ([]Entry, bool) {
+	s.indexMu.Lock()
+	defer s.indexMu.Unlock()
+	if s.lines.stamp != st || s.lines.entries == nil {
+		return nil, false
+	}
+	return slices.Clone(s.lines.entries), true
 }
 
 func (s *Store) remembered() known {
@@ -536,7 +552,7 @@ func (s *Store) indexed(entries []Entry, recs []indexed) {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(entries, recs)
+		s.remember(st, entries, recs)
 	}
 }
 
@@ -551,6 +567,6 @@ func (s *Store) heal(st stamp, entries []Entry) {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(entries, recs)
+		s.remember(st, entries, recs)
 	}
 }

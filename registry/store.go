@@ -338,8 +338,11 @@ func flock(f *os.File, how int) error {
 func (s *Store) read() ([]Entry, error) {
 	st, serr := statStamp(s.RegistryPath())
 	if serr == nil {
+		if entries, ok := s.unchanged(st); ok {
+			return entries, nil
+		}
 		if entries, recs, ok := s.readIndex(st); ok {
-			s.remember(entries, recs)
+			s.remember(st, entries, recs)
 			return entries, nil
 		}
 	}

@@ -107,6 +107,7 @@ func sourceFromArgs(raw, ref, version string) (registry.Source, error) {
 }
 
 func addRun(ctx context.Context, opts *addOptions) error {
+	shortLived()
 	src, err := sourceFromArgs(opts.Source, opts.Ref, opts.Version)
 	if err != nil {
 		return err

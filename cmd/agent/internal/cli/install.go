@@ -17,9 +17,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentskills/agent/host"
-	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/sdkmod"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
 )

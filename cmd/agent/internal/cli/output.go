@@ -119,9 +119,10 @@ func dedent(s string) string {
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n\t ")
 }
 
-// shortLived lets a listing command that ends in milliseconds skip most
-// garbage collection: with 1,000 skills it allocates a few MB, and at the
-// default GOGC a collection or two cost it a third of its CPU time (SPEC
-// §11 holds listings to 2.5× `agent version`). The heap stays bounded:
+// shortLived lets a command that ends in milliseconds (listings, add,
+// remove) skip most garbage collection: with 1,000 skills it allocates a
+// few MB, and at the default GOGC a collection or two cost it a third of
+// its CPU time (SPEC §11 holds listings to 2.5× `agent version`, and add +
+// remove at 1,000 skills to 1.5× an empty home). The heap stays bounded:
 // the collector still runs past 5× the live heap.
 func shortLived() { debug.SetGCPercent(400) }

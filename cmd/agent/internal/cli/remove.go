@@ -49,6 +49,7 @@ func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) 
 }
 
 func removeRun(ctx context.Context, opts *removeOptions) error {
+	shortLived()
 	store, err := opts.Store()
 	if err != nil {
 		return err
