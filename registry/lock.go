@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -148,6 +149,9 @@ func ParseLock(data []byte) (*Lock, error) {
 // ReadLock reads and parses the lock file at path.
 func ReadLock(path string) (*Lock, error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read lock: %w (write one with agent skill lock, or name the lock FILE)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read lock: %w", err)
 	}
