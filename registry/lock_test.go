@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -332,4 +333,40 @@ func FuzzParseLock(f *testing.F) {
 			t.Fatalf("Marshal is not stable:\n%s\n%s", out, again)
 		}
 	})
+}
+
+// Linked (dev) skills are the user's own folders: sync neither removes
+// them nor replaces one that has a locked name.
+func TestSyncLeavesLinkedSkills(t *testing.T) {
+	t.Parallel()
+	_, l, _ := lockedStore(t)
+	s := newStore(t)
+	ctx := context.Background()
+	for _, name := range []string{"one", "mine"} {
+		dir := filepath.Join(t.TempDir(), name)
+		writeFiles(t, dir, map[string]string{"SKILL.md": skillMD(name)})
+		if _, err := s.Link(ctx, LinkRequest{Dir: dir}, buildPrep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := syncLock(t, s, l, true)
+	if !errors.Is(err, ErrLockConflict) || !strings.Contains(err.Error(), "linked folder") {
+		t.Fatalf("Sync over a linked skill = %v; want ErrLockConflict naming the linked folder", err)
+	}
+	if _, err := s.Rollback(ctx, RollbackRequest{Name: "mine"}, buildPrep); !errors.Is(err, ErrLinked) {
+		t.Fatalf("Rollback of a linked skill = %v; want ErrLinked", err)
+	}
+	if _, err := s.Remove(ctx, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncLock(t, s, l, true); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if e, err := s.Get("mine"); err != nil || e.Source != SourceDev {
+		t.Fatalf("the linked skill after sync: %+v, %v", e, err)
+	}
+	entries, _ := s.List()
+	if d := DiffLock(entries, l); len(d) != 0 {
+		t.Fatalf("DiffLock = %+v", d)
+	}
 }

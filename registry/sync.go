@@ -34,11 +34,12 @@ type SyncChange struct {
 // DiffLock lists what differs between the installed git skills and the
 // lock, sorted by name. A skill matches when its source, folder, commit
 // and recorded h1: hash equal the lock's. Trust is not compared: it is
-// the local user's decision. Bundled skills are never part of it.
+// the local user's decision. Bundled and linked (dev) skills are never
+// added or removed; a linked skill under a locked name is a conflict.
 func DiffLock(installed []Entry, l *Lock) []SyncChange {
 	byName := map[string]Entry{}
 	for _, e := range installed {
-		if e.Source == SourceGit {
+		if e.Source != SourceBundled {
 			byName[e.Canonical] = e
 		}
 	}
@@ -51,6 +52,9 @@ func DiffLock(installed []Entry, l *Lock) []SyncChange {
 		switch {
 		case !ok:
 			c.Action = SyncAdd
+		case e.Source == SourceDev:
+			// A linked folder is the user's own work: never replaced.
+			c.Action, c.OldSource = SyncConflict, "the linked folder "+e.Path
 		case e.GitURL != le.Source:
 			c.Action, c.OldSource, c.OldSHA, c.OldHash = SyncConflict, e.GitURL, e.CommitSHA, e.DirHash
 		case e.CommitSHA != le.Commit || e.DirHash != le.Hash || e.Subdir != le.Path:
