@@ -94,3 +94,15 @@ func (ws *Workspace) beforeInvoke(ctx context.Context, t *ToolRef, args json.Raw
 	}
 	return nil
 }
+
+// CheckFiles is the first-use check for a front end that reads a skill's
+// files itself (an MCP resource read, say): nil when the active skill's
+// files are as installed, an *sdk.Error with CodeSkillTampered otherwise.
+// Reading files needs no trust, so an untrusted skill passes.
+func (ws *Workspace) CheckFiles(skill string) error {
+	as := ws.Skill(skill)
+	if as == nil {
+		return skillNotActive(ws, skill)
+	}
+	return ws.checkSkill(as, false)
+}

@@ -93,8 +93,14 @@ func TestBeforeInvoke(t *testing.T) {
 			}
 		})
 	}
-	// use_skill returns text: allowed for an untrusted skill, refused for
-	// a tampered one.
+	// Reading files (use_skill, CheckFiles for a resource read) needs no
+	// trust, but the files must be as installed.
+	if err := ws.CheckFiles("stranger"); err != nil {
+		t.Errorf("CheckFiles(stranger) = %v", err)
+	}
+	if err := ws.CheckFiles("edited"); !errors.As(err, new(*sdk.Error)) || !strings.Contains(err.Error(), "scripts/run.py") {
+		t.Errorf("CheckFiles(edited) = %v", err)
+	}
 	if _, err := useSkill(context.Background(), ws, json.RawMessage(`{"skill":"stranger"}`)); err != nil {
 		t.Errorf("use_skill of an untrusted skill = %v", err)
 	}
