@@ -43,8 +43,10 @@ type Prepare func(ctx context.Context, s *Staged) error
 // AddRequest is what `agent skill add` asks for.
 type AddRequest struct {
 	Source       Source
-	Skill        string // [skill] selector: folder or manifest name
-	Name         string // --name: install under this name instead of the manifest's
+	Skill        string   // [skill] selector: folder or manifest name
+	Skills       []string // more selectors: several skills from one fetch
+	All          bool     // every skill the repository holds
+	Name         string   // --name: install under this name instead of the manifest's
 	Trusted      bool
 	AgentVersion string
 	Progress     io.Writer // nil is silent
@@ -55,19 +57,40 @@ type AddRequest struct {
 // Add clones req.Source, picks and validates the skill, lets prep build its
 // plugin, and installs it. On any failure nothing is left behind.
 func (s *Store) Add(ctx context.Context, req AddRequest, prep Prepare) (Entry, error) {
-	e, err := s.add(ctx, req, prep)
+	es, err := s.AddSkills(ctx, req, prep)
 	if err != nil {
-		return Entry{}, fmt.Errorf("add %s: %w", req.Source.Raw, err)
+		return Entry{}, err
 	}
-	return e, nil
+	return es[0], nil
 }
 
-func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, error) {
+// AddSkills is Add for every skill req selects (req.Skill, req.Skills, or
+// req.All), from one fetch. Selection is checked in full before anything is
+// installed; then each skill is installed in turn, atomically. On an error
+// the entries installed before it are returned with it.
+func (s *Store) AddSkills(ctx context.Context, req AddRequest, prep Prepare) ([]Entry, error) {
+	es, err := s.add(ctx, req, prep)
+	if err != nil {
+		return es, fmt.Errorf("add %s: %w", req.Source.Raw, err)
+	}
+	return es, nil
+}
+
+// selectors are the [skill...] arguments of a request.
+func (req AddRequest) selectors() []string {
+	var out []string
+	if req.Skill != "" {
+		out = append(out, req.Skill)
+	}
+	return append(out, req.Skills...)
+}
+
+func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry, error) {
 	src := req.Source
 	if src.URL == "" {
 		parsed, err := ParseSource(src.Raw)
 		if err != nil {
-			return Entry{}, err
+			return nil, err
 		}
 		parsed.Ref, parsed.Constraint = firstNonEmpty(src.Ref, parsed.Ref), firstNonEmpty(src.Constraint, parsed.Constraint)
 		src = parsed
@@ -76,13 +99,13 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 		src.Raw = src.URL
 	}
 	if src.Ref != "" && src.Constraint != "" {
-		return Entry{}, fmt.Errorf("%w: give either a ref (%s) or a version constraint (%s), not both", ErrUnsupportedSource, src.Ref, src.Constraint)
+		return nil, fmt.Errorf("%w: give either a ref (%s) or a version constraint (%s), not both", ErrUnsupportedSource, src.Ref, src.Constraint)
 	}
 	var want string
 	if req.Name != "" {
 		c, err := Canonical(req.Name)
 		if err != nil {
-			return Entry{}, err
+			return nil, err
 		}
 		want = c
 	}
@@ -98,32 +121,62 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 		return nil, err
 	})
 	if err != nil {
-		return Entry{}, err
+		return nil, err
 	}
 	defer w.close()
 
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, req.Progress))
 	if err != nil {
-		return Entry{}, err
+		return nil, err
 	}
-	// Discovery reads a directory: give it the manifests alone, then write
-	// only the selected skill's folder.
+	// Discovery reads the commit's tree; only the selected skills' folders
+	// are written (addFound).
+	d, err := Discover(snap.FS, RepoName(src.URL))
+	if err != nil {
+		return nil, err
+	}
 	repoDir := w.path("repo")
-	if err := writeManifests(snap.FS, repoDir, discoverDepth); err != nil {
-		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, short(snap.Commit), err)
-	}
-	found, err := DiscoverFor(repoDir, req.Skill)
+	sels, err := d.Select(req.selectors(), req.All, src.Raw)
 	if err != nil {
-		return Entry{}, err
+		return nil, err
 	}
-	sel, err := pick(found, req.Skill, src.Raw)
+	if req.Name != "" && len(sels) > 1 {
+		return nil, fmt.Errorf("--name renames one skill, but %d are selected; add them one at a time", len(sels))
+	}
+	var out []Entry
+	for _, sel := range sels {
+		e, err := s.addFound(ctx, w, req, src, snap, repoDir, sel, prep)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// FindSkills fetches src and returns what discovery finds there, installing
+// nothing (`agent skill add --list`).
+func (s *Store) FindSkills(ctx context.Context, src Source, progress io.Writer) (*Discovery, error) {
+	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, progress))
 	if err != nil {
-		return Entry{}, err
+		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
-	if err := checkoutSkill(snap, sel.Dir, repoDir, sel.Manifest); err != nil {
-		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, short(snap.Commit), err)
+	d, err := Discover(snap.FS, RepoName(src.URL))
+	if err != nil {
+		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
+	// What was found stays readable without the repository.
+	d.fsys = nil
+	return d, nil
+}
+
+// addFound writes one selected skill's folder of snap under repoDir in w
+// and installs it.
+func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src Source, snap *Snapshot, repoDir string, sel Found, prep Prepare) (Entry, error) {
 	m := sel.Manifest
+	if err := checkoutSkill(snap, sel.Dir, repoDir, m); err != nil {
+		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, short(snap.Commit), err)
+	}
 	name := m.Name
 	if req.Name != "" {
 		name = req.Name

@@ -606,9 +606,6 @@ func (g *GoGit) dropCache(cacheDir, u, kind string) {
 	// The lock file stays: another process may be waiting on it.
 }
 
-// discoverDepth is how deep discovery looks for SKILL.md files (SPEC §6).
-const discoverDepth = 6
-
 // fetchRequest is a FetchRequest with the store's object cache.
 func (s *Store) fetchRequest(url, ref, constraint string, progress io.Writer) FetchRequest {
 	return FetchRequest{URL: url, Ref: ref, Constraint: constraint, Progress: progress, CacheDir: filepath.Join(s.Home, "cache", "git")}

@@ -331,7 +331,17 @@ func (e *enc) entry(x *Entry) {
 	e.str(l.Context)
 	e.str(l.Agent)
 	e.str(l.Model)
-	e.strs(l.Warnings)
+	if l.Warnings == nil {
+		e.uvarint(0)
+		return
+	}
+	e.uvarint(uint64(len(l.Warnings)) + 1)
+	for _, w := range l.Warnings {
+		e.str(w.File)
+		e.uvarint(uint64(w.Line))
+		e.str(w.Message)
+		e.bool(w.Recovered)
+	}
 }
 
 // dec reads records; strings are substrings of s (the same bytes as b), so
@@ -507,7 +517,12 @@ func (d *dec) entry() Entry {
 	l.Context = d.str()
 	l.Agent = d.str()
 	l.Model = d.str()
-	l.Warnings = d.strs()
+	if n, ok := d.count(); ok {
+		l.Warnings = make([]Problem, n)
+		for i := range l.Warnings {
+			l.Warnings[i] = Problem{File: d.str(), Line: int(d.uvarint()), Message: d.str(), Recovered: d.bool()}
+		}
+	}
 	x.Listing = l
 	return x
 }

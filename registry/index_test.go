@@ -37,6 +37,8 @@ func fill(v reflect.Value, n *int) {
 		v.SetString(fmt.Sprintf("s%d", *n))
 	case reflect.Bool:
 		v.SetBool(true)
+	case reflect.Int:
+		v.SetInt(int64(*n))
 	case reflect.Slice:
 		if v.Type() == reflect.TypeOf(json.RawMessage{}) {
 			v.SetBytes([]byte(fmt.Sprintf(`{"n":%d}`, *n)))

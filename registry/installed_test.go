@@ -26,7 +26,9 @@ func TestLoadInstalled(t *testing.T) {
 			change:  func(t *testing.T, dir string) { write(t, dir, "---\nname: demo\ndescription: Edited.\n---\nbody\n") },
 			wantErr: ErrModified},
 		{name: "edited into invalid YAML reports the parse error", hash: recorded,
-			change:  func(t *testing.T, dir string) { write(t, dir, "---\nname: demo\ndescription: [unclosed\n---\n") },
+			change: func(t *testing.T, dir string) {
+				write(t, dir, "---\nname: demo\npermissions:\n  env: [unclosed\n---\n")
+			},
 			wantErr: ErrInvalidManifest},
 		{name: "replaced by a link to the same bytes", hash: recorded,
 			change: func(t *testing.T, dir string) {

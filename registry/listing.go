@@ -38,8 +38,8 @@ type Listing struct {
 	Agent                  string   `json:"agent,omitempty"`
 	Model                  string   `json:"model,omitempty"`
 
-	// Warnings are the SKILL.md warnings found at install (file:line: text).
-	Warnings []string `json:"warnings,omitempty"`
+	// Warnings are the SKILL.md warnings found at install.
+	Warnings []Problem `json:"warnings,omitempty"`
 }
 
 // NewListing records m, the runnable scripts and the fingerprint of dir's
@@ -61,9 +61,7 @@ func NewListing(dir string, m *Manifest, warnings []Problem, runnable []string) 
 		AllowedTools: m.AllowedTools, ArgumentHint: m.ArgumentHint, DisableModelInvocation: m.DisableModelInvocation,
 		UserInvocable: m.UserInvocable, Context: m.Context, Agent: m.Agent, Model: m.Model,
 	}
-	for _, w := range warnings {
-		l.Warnings = append(l.Warnings, w.String())
-	}
+	l.Warnings = warnings
 	return l, nil
 }
 

@@ -40,7 +40,10 @@ type Permissions struct {
 
 // Manifest is a parsed SKILL.md (SPEC §3).
 type Manifest struct {
+	// Name can be given to Canonical. When the front matter's name needed
+	// recovery ("Hook Development"), DisplayName keeps it as written.
 	Name          string         `json:"name"`
+	DisplayName   string         `json:"display_name,omitempty"`
 	Description   string         `json:"description"`
 	Version       string         `json:"version,omitempty"`
 	Author        string         `json:"author,omitempty"`
@@ -83,6 +86,10 @@ type Problem struct {
 	File    string `json:"file"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
+	// Recovered marks a warning about front matter that was read the way
+	// Claude Code reads it although it breaks the Agent Skills
+	// specification (SPEC §3); validate --strict reports it as an error.
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 func (p Problem) String() string {
@@ -124,7 +131,13 @@ func LoadManifest(dir string) (*Manifest, []Problem, error) {
 		}
 		return nil, nil, fmt.Errorf("load manifest: %w", err)
 	}
-	return ParseManifest(file, data)
+	// The folder's own name ("." is the current folder's), for a SKILL.md
+	// that gives none.
+	folder := filepath.Base(dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		folder = filepath.Base(abs)
+	}
+	return parseManifest(file, folder, data)
 }
 
 // knownKeys is the set of front matter keys the manifest understands.
@@ -135,12 +148,37 @@ var knownKeys = []string{
 	"context", "agent", "model",
 }
 
+// MaxDepth bounds how deeply front matter may nest. Real skills use two or
+// three levels; a bound keeps 10,000-deep YAML from reaching the JSON
+// encoder, which refuses it, after validate and add accepted it.
+const MaxDepth = 32
+
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
-// ParseManifest parses a SKILL.md. file is used in messages only. It returns
-// warnings alongside a manifest, or a *ManifestError listing every error.
+// ParseManifest parses a SKILL.md. file is used in messages, and the name
+// of the folder holding it is the skill's name when the front matter gives
+// none. It returns warnings (recoveries among them, SPEC §3) alongside a
+// manifest, or a *ManifestError listing every error.
 func ParseManifest(file string, data []byte) (*Manifest, []Problem, error) {
-	p := &parser{file: file}
+	return parseManifest(file, folderOf(file), data)
+}
+
+// folderOf is the name of the folder holding file ("bundled:base/SKILL.md"
+// gives "base"), or "" when file has no folder.
+func folderOf(file string) string {
+	d := path.Dir(filepath.ToSlash(file))
+	if i := strings.LastIndex(d, ":"); i >= 0 {
+		d = d[i+1:]
+	}
+	b := path.Base(d)
+	if b == "." || b == "/" || b == ".." {
+		return ""
+	}
+	return b
+}
+
+func parseManifest(file, folder string, data []byte) (*Manifest, []Problem, error) {
+	p := &parser{file: file, folder: folder}
 	m := p.parse(data)
 	SortProblems(p.errs)
 	SortProblems(p.warns)
@@ -152,8 +190,10 @@ func ParseManifest(file string, data []byte) (*Manifest, []Problem, error) {
 
 type parser struct {
 	file        string
+	folder      string
 	errs, warns []Problem
 	offset      int             // file line of the first front matter line, minus one
+	src         []string        // the front matter lines YAML parsed, after recovery
 	keyLines    map[string]int  // line of each scalar value, for later validation messages
 	badType     map[string]bool // keys that already have a type error
 }
@@ -166,7 +206,11 @@ func (p *parser) warnf(line int, format string, args ...any) {
 	p.warns = append(p.warns, Problem{File: p.file, Line: line, Message: fmt.Sprintf(format, args...)})
 }
 
-const frontMatterHelp = "SKILL.md must start with YAML front matter: a first line '---', then keys such as 'name: my-skill' and 'description: what it does', then a closing '---'"
+// recoverf records a recovery (SPEC §3): a warning that `validate --strict`
+// turns into an error.
+func (p *parser) recoverf(line int, format string, args ...any) {
+	p.warns = append(p.warns, Problem{File: p.file, Line: line, Message: fmt.Sprintf(format, args...), Recovered: true})
+}
 
 func (p *parser) parse(data []byte) *Manifest {
 	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
@@ -179,9 +223,12 @@ func (p *parser) parse(data []byte) *Manifest {
 		return nil
 	}
 	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) == 0 || !isFence(lines[0]) {
-		p.errorf(1, "%s", frontMatterHelp)
-		return nil
+	if !isFence(lines[0]) {
+		// No front matter: Claude Code loads such a skill, so do we.
+		p.recoverf(1, "SKILL.md has no YAML front matter, so the name comes from the folder and the description from the first paragraph; add front matter: a line '---', 'name: %s', 'description: what it does and when to use it', then '---'", nameHint(p.folder))
+		m := &Manifest{Body: string(data)}
+		p.validate(m, 0, 0, 1)
+		return m
 	}
 	end := -1
 	for i := 1; i < len(lines); i++ {
@@ -194,38 +241,26 @@ func (p *parser) parse(data []byte) *Manifest {
 		p.errorf(1, "the front matter opened on line 1 is never closed; add a line '---' after the YAML")
 		return nil
 	}
-	front := strings.Join(lines[1:end], "")
 	body := strings.Join(lines[end+1:], "")
 	p.offset = 1
-
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
-		line := 1
-		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil {
-				line = n + p.offset
-			}
-		}
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		msg = yamlLineRE.ReplaceAllString(msg, "")
-		msg = strings.TrimLeft(msg, ": ")
-		p.errorf(line, "invalid YAML in front matter: %s; fix the YAML syntax (quote values that contain ': ' or start with special characters)", msg)
+	root := p.loadYAML(lines[1:end])
+	if p.errs != nil {
 		return nil
 	}
 	m := &Manifest{Body: body}
-	var root *yaml.Node
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		root = doc.Content[0]
-	}
-	if root == nil || (root.Kind == yaml.ScalarNode && root.Tag == "!!null") {
-		p.errorf(1, "the front matter is empty; add 'name:' and 'description:'")
-		return nil
+	if root == nil || isNull(root) {
+		// "---\n---": nothing declared; the defaults apply.
+		p.validate(m, 0, 0, end+2)
+		return m
 	}
 	if root.Kind != yaml.MappingNode {
 		p.errorf(p.line(root), "the front matter must be a YAML mapping of keys to values, such as 'name: my-skill'")
 		return nil
 	}
-	seen := map[string]int{}
+	if !p.checkTree(root, "", 1) {
+		return nil
+	}
+	seen := map[string]bool{}
 	nameLine, descLine := 0, 0
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
@@ -235,11 +270,10 @@ func (p *parser) parse(data []byte) *Manifest {
 			p.errorf(line, "front matter keys must be plain names")
 			continue
 		}
-		if prev, dup := seen[key]; dup {
-			p.errorf(line, "key %q appears twice (first on line %d); keep one", key, prev)
-			continue
+		if seen[key] {
+			continue // checkTree reported it
 		}
-		seen[key] = line
+		seen[key] = true
 		switch key {
 		case "name":
 			m.Name, nameLine = p.str(key, v), line
@@ -324,26 +358,200 @@ func (p *parser) parse(data []byte) *Manifest {
 			p.warnf(line, "unknown key %q is kept but not used; check the spelling (known keys: %s)", key, strings.Join(knownKeys, ", "))
 		}
 	}
-	p.validate(m, nameLine, descLine)
+	p.validate(m, nameLine, descLine, end+2)
 	return m
 }
 
-func (p *parser) validate(m *Manifest, nameLine, descLine int) {
-	if nameLine == 0 && !p.badType["name"] {
-		p.errorf(1, "the required field 'name' is missing; add 'name: my-skill' to the front matter")
-	} else if m.Name == "" && !p.badType["name"] {
-		p.errorf(nameLine, "'name' is empty; set it to the skill's name, for example 'name: my-skill'")
-	} else if _, err := Canonical(m.Name); err != nil && !p.badType["name"] {
-		p.errorf(nameLine, "name: %v", err)
+// loadYAML parses the front matter lines. When strict YAML fails, each
+// top-level `key: value` line whose value YAML cannot read on its own (an
+// unquoted ': ', text after a closing bracket) is quoted as written, and the
+// whole is parsed again (SPEC §3). Nested blocks are never rewritten.
+func (p *parser) loadYAML(front []string) *yaml.Node {
+	p.src = front
+	var doc yaml.Node
+	err := yaml.Unmarshal([]byte(strings.Join(front, "")), &doc)
+	if err != nil {
+		if fixed, fixes := quotePlainValues(front); len(fixes) > 0 {
+			var again yaml.Node
+			if yaml.Unmarshal([]byte(strings.Join(fixed, "")), &again) == nil {
+				for _, f := range fixes {
+					p.recoverf(f.line+p.offset, "the value of %q is not valid YAML as written (an unquoted ': ' or text after a closing bracket); it is read as the text %s; quote it: %s: %s", f.key, f.quoted, f.key, f.quoted)
+				}
+				p.src, doc, err = fixed, again, nil
+			}
+		}
 	}
-	if descLine == 0 {
-		p.errorf(1, "the required field 'description' is missing; add 'description: what the skill does and when to use it'")
-	} else if strings.TrimSpace(m.Description) == "" && !p.badType["description"] {
-		p.errorf(descLine, "'description' is empty; say what the skill does and when to use it")
-	} else if n := utf8.RuneCountInString(m.Description); n > MaxDescriptionLen {
-		p.warnf(descLine, "description is %d characters, over the recommended %d; consider moving detail into the body", n, MaxDescriptionLen)
+	if err != nil {
+		line := 1
+		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				line = n + p.offset
+			}
+		}
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = yamlLineRE.ReplaceAllString(msg, "")
+		msg = strings.TrimLeft(msg, ": ")
+		p.errorf(line, "invalid YAML in front matter: %s; fix the YAML syntax (quote values that contain ': ' or start with special characters)", msg)
+		return nil
 	}
-	for _, f := range []struct{ key, val string }{{"version", m.Version}, {"min_agent_version", m.MinAgentVersion}, {"max_agent_version", m.MaxAgentVersion}} {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		return doc.Content[0]
+	}
+	return nil
+}
+
+// quoteFix is one value quotePlainValues quoted.
+type quoteFix struct {
+	line   int // 1-based line in the front matter
+	key    string
+	quoted string
+}
+
+var topKeyRE = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:[ \t]+(\S.*?)[ \t]*$`)
+
+// quotePlainValues returns front with every top-level `key: value` whose
+// value does not parse on its own replaced by `key: "value"`. A plain value
+// continued on more-indented lines is folded into one line, as YAML folds
+// it, and the continuation lines are left empty so that line numbers stay.
+func quotePlainValues(front []string) ([]string, []quoteFix) {
+	out := append([]string(nil), front...)
+	var fixes []quoteFix
+	for i := 0; i < len(out); i++ {
+		line := strings.TrimRight(out[i], "\r\n")
+		m := topKeyRE.FindStringSubmatch(line)
+		if m == nil || strings.ContainsAny(m[2][:1], "|>&*!#{") {
+			continue // block scalars, anchors, aliases, tags and mappings keep their structure
+		}
+		j := i + 1
+		parts := []string{m[2]}
+		for ; j < len(out); j++ {
+			l := strings.TrimRight(out[j], "\r\n")
+			if strings.TrimSpace(l) == "" || (l[0] != ' ' && l[0] != '\t') {
+				break
+			}
+			parts = append(parts, strings.TrimSpace(l))
+		}
+		var probe yaml.Node
+		if yaml.Unmarshal([]byte(strings.Join(out[i:j], "")), &probe) == nil {
+			continue
+		}
+		quoted := strconv.Quote(strings.Join(parts, " "))
+		nl := out[i][len(line):]
+		if nl == "" {
+			nl = "\n"
+		}
+		out[i] = m[1] + ": " + quoted + nl
+		for k := i + 1; k < j; k++ {
+			out[k] = "\n"
+		}
+		fixes = append(fixes, quoteFix{line: i + 1, key: m[1], quoted: quoted})
+		i = j - 1
+	}
+	return out, fixes
+}
+
+// checkTree reports duplicate keys at any depth, naming both lines, and
+// refuses nesting deeper than MaxDepth. A duplicate is an error, never
+// "last one wins": a second permissions.env must not widen the first.
+func (p *parser) checkTree(n *yaml.Node, at string, depth int) bool {
+	if depth > MaxDepth {
+		p.errorf(p.line(n), "the front matter nests more than %d levels deep here; flatten it (SKILL.md fields need two or three levels)", MaxDepth)
+		return false
+	}
+	ok := true
+	switch n.Kind {
+	case yaml.MappingNode:
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			full := k.Value
+			if at != "" {
+				full = at + "." + k.Value
+			}
+			if k.Kind == yaml.ScalarNode {
+				if prev, dup := seen[k.Value]; dup {
+					where := fmt.Sprintf("on lines %d and %d", prev, p.line(k))
+					if prev == p.line(k) {
+						where = fmt.Sprintf("twice on line %d", prev)
+					}
+					p.errorf(p.line(k), "key %q appears twice (%s); keep one, since YAML would silently use the last", full, where)
+				} else {
+					seen[k.Value] = p.line(k)
+				}
+			}
+			ok = p.checkTree(k, at, depth+1) && p.checkTree(v, full, depth+1) && ok
+			if !ok && len(p.errs) > 0 && strings.Contains(p.errs[len(p.errs)-1].Message, "levels deep") {
+				return false
+			}
+		}
+	case yaml.SequenceNode, yaml.DocumentNode:
+		for _, c := range n.Content {
+			if !p.checkTree(c, at, depth+1) {
+				return false
+			}
+		}
+	}
+	return ok
+}
+
+// nameHint is what to suggest for 'name:' in a message.
+func nameHint(folder string) string {
+	if c := RecoverName(folder); c != "" {
+		return c
+	}
+	return "my-skill"
+}
+
+// validate fills the name and description a skill left out (SPEC §3) and
+// checks the fields that need the whole manifest. bodyLine is the file line
+// where the body starts.
+func (p *parser) validate(m *Manifest, nameLine, descLine, bodyLine int) {
+	switch {
+	case p.badType["name"]:
+	case nameLine == 0 || strings.TrimSpace(m.Name) == "":
+		c := RecoverName(p.folder)
+		if _, err := Canonical(c); c == "" || err != nil {
+			p.errorf(max(nameLine, 1), "the skill has no 'name' and its folder name %q cannot stand in for one; add 'name: my-skill' to the front matter", p.folder)
+			break
+		}
+		m.Name = c
+		p.recoverf(max(nameLine, 1), "no 'name' given, so the folder name %q is used; add 'name: %s'", c, c)
+	case strings.ContainsAny(m.Name, "/\\\x00") || strings.Contains(m.Name, ".."):
+		p.errorf(nameLine, "name %q contains '/', '\\', '..' or NUL, which could name a path; use letters, digits, '-' or '_'", m.Name)
+	default:
+		if _, err := Canonical(m.Name); err == nil {
+			break
+		}
+		c := RecoverName(m.Name)
+		if c == "" {
+			c = RecoverName(p.folder)
+		}
+		if _, err := Canonical(c); c == "" || err != nil {
+			p.errorf(nameLine, "name %q cannot be made into a skill name; use 1-%d letters, digits, '-' or '_'", m.Name, MaxNameLen)
+			break
+		}
+		m.DisplayName, m.Name = m.Name, c
+		p.recoverf(nameLine, "name %q is not a plain skill name; it is shown as written and installed as %q; write 'name: %s'", m.DisplayName, c, c)
+	}
+	if !p.badType["description"] && strings.TrimSpace(m.Description) == "" {
+		para, line := firstParagraph(m.Body, bodyLine)
+		if para == "" {
+			p.errorf(max(descLine, 1), "the skill has neither a description nor a body; add 'description: what the skill does and when to use it' to the front matter")
+		} else {
+			m.Description = para
+			p.recoverf(max(descLine, 1), "no 'description' given, so the first paragraph of the body (line %d) is used; add 'description: what the skill does and when to use it'", line)
+		}
+	}
+	if n := utf8.RuneCountInString(m.Description); n > MaxDescriptionLen {
+		p.warnf(max(descLine, 1), "description is %d characters, over the recommended %d; consider moving detail into the body", n, MaxDescriptionLen)
+	}
+	if m.Version != "" {
+		if _, err := semver.NewVersion(m.Version); err != nil {
+			// Only shown, never compared: a skill is not refused for it.
+			p.warnf(p.keyLine("version"), "version %q is not a semantic version; it is shown as written; use a form like 1.2.0", m.Version)
+		}
+	}
+	for _, f := range []struct{ key, val string }{{"min_agent_version", m.MinAgentVersion}, {"max_agent_version", m.MaxAgentVersion}} {
 		if f.val == "" {
 			continue
 		}
@@ -356,6 +564,41 @@ func (p *parser) validate(m *Manifest, nameLine, descLine int) {
 			p.errorf(p.keyLine("agent_version"), "agent_version %q is not a version constraint; use a form like \">=0.2, <1\"", m.AgentVersion)
 		}
 	}
+}
+
+// firstParagraph is the first paragraph of a markdown body, skipping
+// headings, with its file line. bodyLine is the file line of body's start.
+func firstParagraph(body string, bodyLine int) (string, int) {
+	var para []string
+	start := 0
+	inFence := false
+	for i, l := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		switch {
+		case inFence:
+		case t == "":
+			if len(para) > 0 {
+				return strings.Join(para, " "), start
+			}
+		case strings.HasPrefix(t, "#") || strings.HasPrefix(t, "<!--"):
+			if len(para) > 0 {
+				return strings.Join(para, " "), start
+			}
+		default:
+			if len(para) == 0 {
+				start = bodyLine + i
+			}
+			para = append(para, t)
+		}
+	}
+	return strings.Join(para, " "), start
 }
 
 // keyLine is the line of key's value, recorded by str.
@@ -373,7 +616,14 @@ func (p *parser) str(key string, v *yaml.Node) string {
 	if isNull(v) {
 		return ""
 	}
-	if v.Kind != yaml.ScalarNode {
+	if v.Kind == yaml.ScalarNode {
+		if v.Tag != "!!str" {
+			// version: 1.0, a number or a bool: the text as written.
+			p.recoverf(p.line(v), "%s: YAML reads %s as a %s; it is used as the text %q; quote it: %s: %q", key, v.Value, tagName(v.Tag), v.Value, lastKey(key), v.Value)
+		}
+		return v.Value
+	}
+	if v.Kind != yaml.SequenceNode && v.Kind != yaml.MappingNode {
 		p.errorf(p.line(v), "%s must be a string, not a %s", key, kindName(v))
 		if p.badType == nil {
 			p.badType = map[string]bool{}
@@ -381,7 +631,48 @@ func (p *parser) str(key string, v *yaml.Node) string {
 		p.badType[key] = true
 		return ""
 	}
-	return v.Value
+	// argument-hint: [pr-number] is a YAML list; Claude Code shows it as written.
+	raw := p.rawText(v)
+	p.recoverf(p.line(v), "%s must be a string, not a %s; it is used as the text %s, as written; quote it: %s: %q", key, kindName(v), raw, lastKey(key), raw)
+	return raw
+}
+
+func lastKey(key string) string { return key[strings.LastIndex(key, ".")+1:] }
+
+func tagName(tag string) string {
+	switch tag {
+	case "!!int", "!!float":
+		return "number"
+	case "!!bool":
+		return "boolean"
+	case "!!timestamp":
+		return "date"
+	}
+	return "value tagged " + tag
+}
+
+// rawText is a flow list or mapping as the author wrote it on its line, or
+// re-encoded in flow style when it spans lines.
+func (p *parser) rawText(v *yaml.Node) string {
+	closer := "]"
+	if v.Kind == yaml.MappingNode {
+		closer = "}"
+	}
+	if v.Style&yaml.FlowStyle != 0 && v.Line-1 < len(p.src) && v.Line >= 1 {
+		rs := []rune(strings.TrimRight(p.src[v.Line-1], "\r\n"))
+		if c := v.Column - 1; c >= 0 && c < len(rs) {
+			if t := strings.TrimSpace(string(rs[c:])); strings.HasSuffix(t, closer) {
+				return t
+			}
+		}
+	}
+	c := *v
+	c.Style |= yaml.FlowStyle
+	out, err := yaml.Marshal(&c)
+	if err != nil {
+		return v.Value
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func (p *parser) rememberLine(key string, v *yaml.Node) {
@@ -395,6 +686,20 @@ func (p *parser) boolean(key string, v *yaml.Node) (bool, bool) {
 	if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
 		var b bool
 		if err := v.Decode(&b); err == nil {
+			return b, true
+		}
+	}
+	if v.Kind == yaml.ScalarNode {
+		// YAML 1.1 booleans, which YAML 1.2 (and so yaml.v3) reads as text.
+		var b, ok bool
+		switch strings.ToLower(v.Value) {
+		case "yes", "on", "true":
+			b, ok = true, true
+		case "no", "off", "false":
+			b, ok = false, true
+		}
+		if ok {
+			p.recoverf(p.line(v), "%s: %q is read as %t; write %s: %t", key, v.Value, b, key, b)
 			return b, true
 		}
 	}
@@ -517,6 +822,9 @@ func (p *parser) permissions(v *yaml.Node) Permissions {
 				if e == "" || strings.ContainsAny(e, "= \t\n") {
 					p.errorf(p.line(val), "permissions.env: %q is not an environment variable name", e)
 				}
+				if e == "*" {
+					p.warnf(p.line(val), "permissions.env: \"*\" passes every environment variable, secrets included, to this skill's scripts and plugin; list the names it needs, such as [GITHUB_TOKEN] or [MYAPP_*]")
+				}
 			}
 		default:
 			p.warnf(p.line(k), "unknown key %q under permissions is ignored; only env is supported", k.Value)
@@ -589,4 +897,58 @@ func jsonSafe(v any) any {
 		}
 	}
 	return v
+}
+
+var strictNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// Limits of the Agent Skills specification, checked by CheckStrict.
+const (
+	maxStrictCompatibility = 500
+)
+
+// CheckStrict checks a parsed manifest against the Agent Skills
+// specification, for authors who publish (`agent skill validate --strict`):
+// the name is lowercase letters, digits and single hyphens and equals
+// folder; the description has 1-1024 characters; compatibility at most 500;
+// metadata maps strings to strings; and no recovery was needed (each
+// recovered warning in warns comes back as a problem). file names the
+// SKILL.md in messages.
+func CheckStrict(file, folder string, m *Manifest, warns []Problem) []Problem {
+	var out []Problem
+	add := func(line int, format string, args ...any) {
+		out = append(out, Problem{File: file, Line: line, Message: "Agent Skills specification: " + fmt.Sprintf(format, args...)})
+	}
+	for _, w := range warns {
+		if w.Recovered {
+			add(w.Line, "%s", w.Message)
+		}
+	}
+	name := m.Name
+	if m.DisplayName != "" {
+		name = m.DisplayName
+	}
+	switch {
+	case len(name) > MaxNameLen || !strictNameRE.MatchString(name):
+		add(0, "name %q must be 1-%d lowercase letters, digits and single hyphens, not starting or ending with one", name, MaxNameLen)
+	case folder != "" && name != folder:
+		add(0, "name %q must equal its folder name %q; rename one of them", name, folder)
+	}
+	if n := utf8.RuneCountInString(m.Description); n < 1 || n > MaxDescriptionLen {
+		add(0, "description is %d characters; it must have 1-%d", n, MaxDescriptionLen)
+	}
+	if n := utf8.RuneCountInString(m.Compatibility); n > maxStrictCompatibility {
+		add(0, "compatibility is %d characters; at most %d are allowed", n, maxStrictCompatibility)
+	}
+	keys := make([]string, 0, len(m.Metadata))
+	for k := range m.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := m.Metadata[k].(string); !ok {
+			add(0, "metadata.%s must be a string; quote it", k)
+		}
+	}
+	SortProblems(out)
+	return out
 }

@@ -67,3 +67,23 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+func TestSuggest(t *testing.T) {
+	t.Parallel()
+	cands := []string{"list", "info", "remove", "hello-extended", "kalshi_markets", "greet_in_language"}
+	for _, tc := range []struct{ in, want string }{
+		{"lsit", "list"},
+		{"inf", "info"},
+		{"remvoe", "remove"},
+		{"hello-extnded", "hello-extended"},
+		{"Kalshi-Markets", ""}, // the same name is no suggestion
+		{"kalshi-market", "kalshi_markets"},
+		{"greet_in_lang", "greet_in_language"},
+		{"zzz", ""},
+		{"x", ""},
+	} {
+		if got := Suggest(tc.in, cands); got != tc.want {
+			t.Errorf("Suggest(%q) = %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}

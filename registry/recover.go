@@ -30,6 +30,12 @@ func (s *Store) recover(entries []Entry) {
 	for _, e := range entries {
 		byName[e.Canonical] = e
 	}
+	// Index temp files of a killed writer or reader (index.go).
+	if stale, _ := filepath.Glob(filepath.Join(s.SkillsDir(), ".index.tmp-*")); len(stale) > 0 {
+		for _, p := range stale {
+			_ = os.Remove(p)
+		}
+	}
 	ents, _ := os.ReadDir(s.tmpDir())
 	for _, d := range ents {
 		name := d.Name()

@@ -90,6 +90,14 @@ func selectSorted(sorted []Entry, spec string) ([]Entry, []string) {
 		e, ok := byName[c]
 		switch {
 		case !ok:
+			names := make([]string, 0, len(sorted))
+			for _, e := range sorted {
+				names = append(names, e.Canonical)
+			}
+			if s := Suggest(c, names); s != "" {
+				warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not installed; did you mean %s? (see agent skill list)", name, s))
+				continue
+			}
 			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not installed; install it with agent skill add <source>, or see agent skill list", name))
 		case !usable(&e):
 			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not trusted, so it is not loaded; trust it with agent skill trust %s, or use AGENT_SKILLS=all-untrusted", name, c))

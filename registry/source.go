@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,6 +18,9 @@ type Source struct {
 	URL        string // what is cloned: a URL, or an absolute local path
 	Ref        string // branch, tag or SHA from source@X, if X is not a constraint
 	Constraint string // semver constraint from source@X
+	// Skill is the folder a GitHub web address points into
+	// (.../tree/REF/PATH or .../blob/REF/PATH/SKILL.md); "" otherwise.
+	Skill string
 }
 
 func (s Source) String() string { return s.Raw }
@@ -30,6 +34,7 @@ var (
 	fullVersionRE = regexp.MustCompile(`^v?\d+\.\d+\.\d+([-+].*)?$`)
 	shortNumRE    = regexp.MustCompile(`^\d{1,6}$`)
 	partialVerRE  = regexp.MustCompile(`^v?\d+(\.(\d+|[xX*]))*(\.(\d+|[xX*]))?$`)
+	githubWebRE   = regexp.MustCompile(`^https?://(?:www\.)?github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/(tree|blob)/([^/?#]+)(?:/([^?#]*))?(?:[?#].*)?$`)
 )
 
 // allowedSchemes are the URL schemes go-git is allowed to use. Anything else,
@@ -57,6 +62,9 @@ func ParseSource(s string) (Source, error) {
 			return src, nil
 		}
 	}
+	if m := githubWebRE.FindStringSubmatch(s); m != nil {
+		return githubWeb(src, m)
+	}
 	base, x := splitVersion(s)
 	if x != "" {
 		if isConstraint(x) {
@@ -73,6 +81,41 @@ func ParseSource(s string) (Source, error) {
 		return src, err
 	}
 	src.URL = u
+	return src, nil
+}
+
+// githubWeb reads https://github.com/o/r/tree/REF/PATH and
+// .../blob/REF/PATH/SKILL.md as source o/r, ref REF, skill PATH. A REF with
+// a slash in it cannot be told from the path without asking GitHub, so
+// REF is the first segment; use --ref with owner/repo for such a branch.
+func githubWeb(src Source, m []string) (Source, error) {
+	owner, repo, kind := m[1], strings.TrimSuffix(m[2], ".git"), m[3]
+	ref, err := url.PathUnescape(m[4])
+	if err != nil {
+		return src, fmt.Errorf("%w %q: %v", ErrUnsupportedSource, src.Raw, err)
+	}
+	rel, err := url.PathUnescape(strings.Trim(m[5], "/"))
+	if err != nil {
+		return src, fmt.Errorf("%w %q: %v", ErrUnsupportedSource, src.Raw, err)
+	}
+	if kind == "blob" {
+		if path.Base(rel) != ManifestFile {
+			return src, fmt.Errorf("%w %q: a blob/ address must point at a SKILL.md; use the tree/ address of the skill's folder", ErrUnsupportedSource, src.Raw)
+		}
+		rel = path.Dir(rel)
+	}
+	if rel == "." {
+		rel = ""
+	}
+	if rel != "" && !insideRel(rel) {
+		return src, fmt.Errorf("%w %q: the path leaves the repository", ErrUnsupportedSource, src.Raw)
+	}
+	if owner == "." || owner == ".." || repo == "" || repo == "." || repo == ".." {
+		return src, fmt.Errorf("%w %q: not a GitHub repository address", ErrUnsupportedSource, src.Raw)
+	}
+	src.URL = "https://github.com/" + owner + "/" + repo + ".git"
+	src.Ref = ref
+	src.Skill = rel
 	return src, nil
 }
 

@@ -259,7 +259,7 @@ func TestAddErrorsLeaveNothing(t *testing.T) {
 
 	multi := gittest.NewRepo(t, map[string]string{"a/SKILL.md": skillMD("a"), "b/SKILL.md": skillMD("b")})
 	none := gittest.NewRepo(t, map[string]string{"README.md": "no skills"})
-	invalid := gittest.NewRepo(t, map[string]string{"SKILL.md": "---\nname: bad name\n---\n"})
+	invalid := gittest.NewRepo(t, map[string]string{"SKILL.md": "---\nname: bad/name\n---\n"})
 	linked := gittest.NewRepo(t, map[string]string{"real.md": skillMD("linked")})
 	linked.Symlink(t, "SKILL.md", "real.md")
 	linked.Commit(t, nil, "link")

@@ -200,7 +200,7 @@ func TestUpdateErrors(t *testing.T) {
 	if !errors.Is(err, ErrIncompatible) {
 		t.Fatalf("Update = %v; want ErrIncompatible", err)
 	}
-	repo.Commit(t, map[string]string{"SKILL.md": "broken"}, "broken")
+	repo.Commit(t, map[string]string{"SKILL.md": "---\n- broken\n---\n"}, "broken")
 	_, err = s.Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, buildPrep)
 	if !errors.Is(err, ErrInvalidManifest) {
 		t.Fatalf("Update = %v; want ErrInvalidManifest", err)

@@ -329,7 +329,7 @@ func checkHome(t testing.TB, home string) []entry {
 		t.Fatal(err)
 	}
 	skills := filepath.Join(home, "skills")
-	want := map[string]bool{"registry.json": true, ".lock": true, ".tmp": true}
+	want := map[string]bool{"registry.json": true, ".index": true, ".lock": true, ".tmp": true}
 	plugins := map[string]bool{}
 	for _, e := range es {
 		want[e.Canonical] = true

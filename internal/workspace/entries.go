@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/agentskills/agent/internal/bundled"
@@ -50,10 +51,20 @@ func FindEntry(ctx context.Context, store *registry.Store, name string) (registr
 	if !errors.Is(err, registry.ErrNotFound) {
 		return registry.Entry{}, err
 	}
+	var names []string
 	for _, b := range bundled.Entries() {
 		if b.Canonical == canon {
 			return withBuiltinTools(b), nil
 		}
+		names = append(names, b.Canonical)
+	}
+	if installed, lerr := store.List(); lerr == nil {
+		for _, e := range installed {
+			names = append(names, e.Canonical)
+		}
+	}
+	if s := registry.Suggest(name, names); s != "" {
+		return registry.Entry{}, fmt.Errorf("%w; did you mean %s?", err, s)
 	}
 	return registry.Entry{}, err
 }

@@ -108,7 +108,11 @@ func (ws *Workspace) Unresolved(name string) error {
 		}
 	}
 	if len(owners) == 0 {
-		return &kindError{msg: fmt.Sprintf("%s is not a tool of any active or installed skill; 'agent tools' lists the active ones", name), kind: ErrUnknownTool}
+		hint := ""
+		if s := ws.suggestTool(name); s != "" {
+			hint = fmt.Sprintf("; did you mean %s?", s)
+		}
+		return &kindError{msg: fmt.Sprintf("%s is not a tool of any active or installed skill%s; 'agent tools' lists the active ones", name, hint), kind: ErrUnknownTool}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tool %s is not active;", name)
@@ -122,6 +126,30 @@ func (ws *Workspace) Unresolved(name string) error {
 		}
 	}
 	return &kindError{msg: strings.TrimSuffix(b.String(), "."), kind: ErrToolNotActive}
+}
+
+// suggestTool is the active or installed tool closest to name, in the form
+// name was given (bare or skill.tool).
+func (ws *Workspace) suggestTool(name string) string {
+	var names []string
+	qualified := strings.Contains(name, ".")
+	for _, t := range ws.Tools {
+		if qualified {
+			names = append(names, t.Skill+"."+t.Name)
+		} else {
+			names = append(names, t.Name)
+		}
+	}
+	for _, e := range ws.All {
+		for _, t := range e.Tools {
+			if qualified {
+				names = append(names, e.Canonical+"."+t.Name)
+			} else {
+				names = append(names, t.Name)
+			}
+		}
+	}
+	return registry.Suggest(name, names)
 }
 
 // inactiveWithScripts lists installed skills that are not active and have

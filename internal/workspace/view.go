@@ -29,6 +29,8 @@ type SkillState struct {
 	// Indexed is set when Manifest comes from the registry's listing (no
 	// Body): SKILL.md was not parsed and the skill folder was not read.
 	Indexed bool
+	// Problems are the SKILL.md warnings, recoveries among them (SPEC §3).
+	Problems []registry.Problem
 }
 
 // View is every known skill with its state. Building it reads each
@@ -73,8 +75,10 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 		}
 		m, indexed := e.Indexed()
 		var err error
-		if !indexed {
-			m, _, err = LoadManifest(e)
+		if indexed {
+			st.Problems = e.Listing.Warnings
+		} else {
+			m, st.Problems, err = LoadManifest(e)
 		}
 		st.Indexed = indexed
 		switch {

@@ -221,8 +221,13 @@ func TestScriptRunJSONAndText(t *testing.T) {
 	if !reflect.DeepEqual(got.Args, []string{"a", "b c"}) || got.Cwd != filepath.Join(tb.dir, "scripts") {
 		t.Errorf("script saw %+v", got)
 	}
-	if !strings.Contains(res.Message, "ran with python3 because") || !strings.Contains(res.Message, "pipx install uv") {
+	if !strings.Contains(res.Message, "ran with python3 because uv was not found") {
 		t.Errorf("message %q does not say python3 ran instead of uv", res.Message)
+	}
+	// The install advice is said once, by agent check, not in every result
+	// a model reads.
+	if strings.Contains(res.Message, "pipx") || strings.Contains(res.Message, "astral.sh") {
+		t.Errorf("message %q repeats the uv install advice", res.Message)
 	}
 
 	res = tb.ok(t, map[string]any{"script_name": "echo", "args": []string{"x", "y"}, "json": false})
@@ -284,7 +289,7 @@ func TestScriptRunErrors(t *testing.T) {
 		}},
 		{"exit code 3", map[string]any{"script_name": "fail"}, CodeExecutionFailed, []string{"exited with code 3", "boom: the thing failed"}},
 		{"dependencies without uv", map[string]any{"script_name": "deps"}, CodeUVNotFound, []string{
-			"httpx", "curl -LsSf https://astral.sh/uv/install.sh | sh", "pipx install uv",
+			"httpx", "need uv", "'agent check' says how to install uv",
 		}},
 		{"malformed metadata", map[string]any{"script_name": "badmeta"}, CodeExecutionFailed, []string{"badmeta.py", "dependencies must be an array"}},
 		{"env not allowed", map[string]any{"script_name": "echo", "env": map[string]string{"SECRET_TOKEN": "x"}}, CodePermissionDenied, []string{"SECRET_TOKEN", "permissions.env"}},
@@ -310,7 +315,7 @@ func TestNoUVAndNoPython(t *testing.T) {
 		tb.svc.run.lookPath = func(name string) (string, error) { return "", osexec.ErrNotFound }
 	}))
 	_, e := tb.run(map[string]any{"script_name": "echo"})
-	wantCode(t, e, CodeUVNotFound, "python3", "pipx install uv")
+	wantCode(t, e, CodeUVNotFound, "python3", "'agent check' says how to install uv")
 }
 
 // gone waits until pid has exited (it may linger as a zombie until init
@@ -862,6 +867,23 @@ func TestConcurrentCalls(t *testing.T) {
 	for i := 0; i < 16; i++ {
 		if e := <-errs; e != nil {
 			t.Errorf("concurrent call: %s: %s", e.Code, e.Message)
+		}
+	}
+}
+
+func TestFindUV(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, why := FindUV(self); p != self || why != "" {
+		t.Errorf("FindUV(executable) = %q, %q", p, why)
+	}
+	if _, why := FindUV(filepath.Join(t.TempDir(), "no-uv")); !strings.Contains(why, "AGENT_UV=") {
+		// uv may be on this machine's PATH; then why is empty.
+		if p, _ := osexec.LookPath("uv"); p == "" {
+			t.Errorf("FindUV(missing) why = %q; want it to name AGENT_UV", why)
 		}
 	}
 }

@@ -73,7 +73,7 @@ var metadataCases = []struct {
 		// ("///"), which is invalid, as in the reference implementation.
 		name: "greedy: the last closing line of a comment run ends the block",
 		src:  "# /// script\n# dependencies = [\"a\"]\n# ///\n# requires-python = \">=3.12\"\n# ///\n",
-		err:  "line 3: expected a key",
+		err:  "line 3: toml: invalid character at start of key",
 	},
 	{name: "unclosed block is ignored", src: "# /// script\n# dependencies = [\"a\"]\nprint(1)\n"},
 	{name: "block must start the line", src: " # /// script\n# dependencies = [\"a\"]\n# ///\n"},
@@ -92,13 +92,13 @@ var metadataCases = []struct {
 	{name: "dependencies not an array", src: "# /// script\n# dependencies = \"requests\"\n# ///\n", err: "dependencies must be an array of strings"},
 	{name: "dependencies with a number", src: "# /// script\n# dependencies = [\"a\", 1]\n# ///\n", err: "array of strings"},
 	{name: "requires-python not a string", src: "# /// script\n# requires-python = 3.11\n# ///\n", err: "requires-python must be a string"},
-	{name: "unclosed array", src: "# /// script\n# dependencies = [\"a\"\n# ///\n", err: "not closed"},
+	{name: "unclosed array", src: "# /// script\n# dependencies = [\"a\"\n# ///\n", err: "expected character ]"},
 	{name: "unclosed string", src: "# /// script\n# requires-python = \">=3\n# ///\n", err: "line 2"},
-	{name: "duplicate key", src: "# /// script\n# dependencies = []\n# dependencies = []\n# ///\n", err: "defined twice"},
-	{name: "missing value", src: "# /// script\n# dependencies =\n# ///\n", err: "missing value"},
-	{name: "garbage", src: "# /// script\n# this is not toml\n# ///\n", err: "expected '='"},
+	{name: "duplicate key", src: "# /// script\n# dependencies = []\n# dependencies = []\n# ///\n", err: "line 3: toml: key dependencies is already defined"},
+	{name: "missing value", src: "# /// script\n# dependencies =\n# ///\n", err: "line 2: toml:"},
+	{name: "garbage", src: "# /// script\n# this is not toml\n# ///\n", err: "expected character ="},
 	{name: "bad escape", src: "# /// script\n# requires-python = \"\\q\"\n# ///\n", err: "invalid escape"},
-	{name: "two values on a line", src: "# /// script\n# a = 1 b = 2\n# ///\n", err: "after a value"},
+	{name: "two values on a line", src: "# /// script\n# a = 1 b = 2\n# ///\n", err: "expected newline"},
 }
 
 func TestParseMetadata(t *testing.T) {

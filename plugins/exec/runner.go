@@ -39,8 +39,32 @@ const (
 	parsePreview     = 200
 )
 
-// installUV is what a user is told when uv is needed and missing.
-const installUV = "install uv with `curl -LsSf https://astral.sh/uv/install.sh | sh` or `pipx install uv`, or set AGENT_UV to its path"
+// InstallUV says how to get uv. `agent check` says it once; script_run
+// results only point there, since they go into a model's context.
+const InstallUV = "install uv with `curl -LsSf https://astral.sh/uv/install.sh | sh` or `pipx install uv`, or set AGENT_UV to its path"
+
+// seeCheck is what script_run says instead of InstallUV.
+const seeCheck = "'agent check' says how to install uv"
+
+// FindUV returns the uv scripts would run with: AGENT_UV (configured) when
+// it is executable, else uv on PATH. why says what is missing when none is.
+func FindUV(configured string) (path, why string) {
+	r := runner{lookPath: osexec.LookPath, uv: configured}
+	in, err := r.interpreter(nil)
+	if err == nil && in.uv {
+		return in.argv0, ""
+	}
+	return "", r.missingUV()
+}
+
+// missingUV says why no uv was found.
+func (r *runner) missingUV() string {
+	why := ""
+	if r.uv != "" {
+		why = fmt.Sprintf("AGENT_UV=%s is not an executable file, and ", r.uv)
+	}
+	return why + "uv was not found on PATH"
+}
 
 // baseEnv are the variables every script gets from the plugin's own
 // environment; everything else must be allowed by permissions.env.
@@ -69,26 +93,24 @@ type interpreter struct {
 // interpreter picks uv (AGENT_UV, then PATH) or, for a script without
 // dependencies, python3.
 func (r *runner) interpreter(deps []string) (interpreter, error) {
-	var why string
 	if r.uv != "" {
 		if p, err := r.lookPath(r.uv); err == nil {
 			return interpreter{argv0: p, uv: true}, nil
 		}
-		why = fmt.Sprintf("AGENT_UV=%s is not an executable file, and ", r.uv)
 	}
 	if p, err := r.lookPath("uv"); err == nil {
 		return interpreter{argv0: p, uv: true}, nil
 	}
-	why += "uv was not found on PATH"
+	why := r.missingUV()
 	if len(deps) > 0 {
-		return interpreter{}, errorf(CodeUVNotFound, "%s; this script declares dependencies (%s), which need uv: %s",
-			why, strings.Join(deps, ", "), installUV)
+		return interpreter{}, errorf(CodeUVNotFound, "%s; this script declares dependencies (%s), which need uv; %s",
+			why, strings.Join(deps, ", "), seeCheck)
 	}
 	p, err := r.lookPath("python3")
 	if err != nil {
-		return interpreter{}, errorf(CodeUVNotFound, "%s, and neither was python3; %s", why, installUV)
+		return interpreter{}, errorf(CodeUVNotFound, "%s, and neither was python3; %s", why, seeCheck)
 	}
-	return interpreter{argv0: p, note: fmt.Sprintf("ran with python3 because %s (%s)", why, installUV)}, nil
+	return interpreter{argv0: p, note: "ran with python3 because uv was not found"}, nil
 }
 
 // argv is the command line: `uv run --script <abs> args... [--json]`, or

@@ -344,6 +344,16 @@ func (s *service) scriptHelp(ctx context.Context, in HelpInput) (HelpResult, str
 	return res, msg, nil
 }
 
+// HelpCacheFile is where the help cache (under cacheDir) keeps the help of
+// the script at path, so that removing a skill can remove its entries.
+func HelpCacheFile(cacheDir, path string) (string, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cacheDir, helpKey(path, src)+".json"), nil
+}
+
 // helpKey is the file's sha256 plus a short hash of its path: argparse puts
 // the file name into the help text, so two copies of one script differ.
 func helpKey(path string, src []byte) string {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +18,10 @@ type addOptions struct {
 	Installer func() (*installer, error)
 
 	Source  string
-	Skill   string
+	Skills  []string
+	All     bool
+	List    bool
+	JSON    bool
 	Name    string
 	Ref     string
 	Version string
@@ -27,19 +32,31 @@ type addOptions struct {
 func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra.Command {
 	opts := &addOptions{IO: f.IO, Store: f.Store, Installer: f.installer}
 	cmd := &cobra.Command{
-		Use:   "add <source> [skill]",
-		Short: "Install a skill from git and pin it to a commit",
+		Use:   "add <source> [skill...]",
+		Short: "Install skills from git and pin them to a commit",
 		Long: dedent(`
 			Install a skill from a git repository and pin it to one commit.
 
 			<source> is an https, http, ssh, git or file URL, a local path to a git
 			repository, or owner/repo for GitHub. source@X is the same as
 			--version X when X is a version constraint (^1.2, ">=1, <2", 1.x)
-			and --ref X when it is a tag, branch or commit SHA.
+			and --ref X when it is a tag, branch or commit SHA. A GitHub web
+			address (.../tree/REF/PATH or .../blob/REF/PATH/SKILL.md) names the
+			repository, the ref and the skill at once.
 
-			When the repository holds several skills (SKILL.md, */SKILL.md,
-			skills/*/SKILL.md or plugins/*/skills/*/SKILL.md), name the one you
-			want as [skill].
+			Skills are looked for, stopping at the first step that finds any:
+			  1. the root SKILL.md
+			  2. */SKILL.md, skills/ three levels down (.curated, .experimental,
+			     .system too), plugins/*/skills/*, .claude/skills/*,
+			     .agents/skills/* and other hidden agent folders, and the skills
+			     .claude-plugin/marketplace.json or plugin.json declare
+			  3. the whole tree six levels down (without .git, node_modules,
+			     vendor, dist, build)
+			Name one or more as [skill...], by name or by folder path; a name
+			the first steps miss is looked for in the whole tree. --all adds
+			every skill found, --list shows them and installs nothing. Two
+			skills with one name are never dropped: naming it is an error that
+			lists both paths.
 
 			The skill is cloned, validated, checked against this agent's version,
 			its Go plugin is built with 'go build' and hashed, its tools are
@@ -59,17 +76,32 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 
 			# a local repository under another name
 			$ agent skill add ./my-skill --name my-skill-dev --trust
+
+			# see what a repository holds, then add two of its skills
+			$ agent skill add anthropics/skills --list
+			$ agent skill add anthropics/skills pdf xlsx --trust
+
+			# one skill by its GitHub address
+			$ agent skill add https://github.com/anthropics/skills/tree/main/skills/pdf
 		`),
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return usageErr(fmt.Errorf("%s needs <source> and optionally [skill]; see '%s --help'", cmd.CommandPath(), cmd.CommandPath()))
+			if len(args) < 1 {
+				return usageErr(fmt.Errorf("%s needs <source> and optionally [skill...]; see '%s --help'", cmd.CommandPath(), cmd.CommandPath()))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Source = args[0]
-			if len(args) > 1 {
-				opts.Skill = args[1]
+			opts.Skills = args[1:]
+			switch {
+			case opts.All && len(opts.Skills) > 0:
+				return usageErr(fmt.Errorf("give [skill...] or --all, not both"))
+			case opts.List && (opts.All || len(opts.Skills) > 0):
+				return usageErr(fmt.Errorf("--list shows every skill and installs nothing; drop [skill...] and --all"))
+			case opts.JSON && !opts.List:
+				return usageErr(fmt.Errorf("--json goes with --list"))
+			case opts.Name != "" && (opts.All || len(opts.Skills) > 1):
+				return usageErr(fmt.Errorf("--name renames one skill; add the others separately"))
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -77,6 +109,9 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 			return addRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.All, "all", false, "add every skill the repository holds, from one fetch")
+	cmd.Flags().BoolVar(&opts.List, "list", false, "list the skills found (name, path, description) and install nothing")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --list: print JSON")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "install under this `name` instead of the manifest's")
 	cmd.Flags().StringVar(&opts.Ref, "ref", "", "check out this branch, tag or commit `SHA`")
 	cmd.Flags().StringVar(&opts.Version, "version", "", "pick the highest tag matching this semver `constraint`")
@@ -117,6 +152,14 @@ func addRun(ctx context.Context, opts *addOptions) error {
 			return fmt.Errorf("--name: %w", err)
 		}
 	}
+	skills := opts.Skills
+	if src.Skill != "" {
+		// A GitHub tree/ or blob/ address names the skill itself.
+		skills = append([]string{src.Skill}, skills...)
+	}
+	if opts.List {
+		return addListRun(ctx, opts, src)
+	}
 	if !opts.Trust && !opts.Yes {
 		if !opts.IO.CanPrompt() {
 			return fmt.Errorf("refusing to install untrusted skill from %s: %w", src.URL, errUntrustedNoTTY)
@@ -141,18 +184,23 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	if opts.IO.StderrTTY {
 		progress = opts.IO.ErrOut
 	}
-	e, err := store.Add(ctx, registry.AddRequest{
+	entries, err := store.AddSkills(ctx, registry.AddRequest{
 		Source:       src,
-		Skill:        opts.Skill,
+		Skills:       skills,
+		All:          opts.All,
 		Name:         opts.Name,
 		Trusted:      opts.Trust,
 		AgentVersion: Version,
 		Progress:     progress,
+		Warn:         func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) },
 	}, inst.prepare)
-	if err != nil {
-		return err
+	for _, e := range entries {
+		printInstalled(opts.IO.ErrOut, e)
 	}
-	w := opts.IO.ErrOut
+	return err
+}
+
+func printInstalled(w io.Writer, e registry.Entry) {
 	version := ""
 	if e.Version != "" {
 		version = " " + e.Version
@@ -166,6 +214,83 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	} else {
 		fmt.Fprintf(w, "  untrusted: files only; no plugin is built and no script or plugin runs until you trust it with 'agent skill trust %s'\n", e.Canonical)
 	}
+}
+
+// foundJSON is one skill in `add --list --json`.
+type foundJSON struct {
+	Name        string   `json:"name"`
+	DisplayName string   `json:"display_name,omitempty"`
+	Path        string   `json:"path"`
+	Description string   `json:"description"`
+	Via         string   `json:"found_in"`
+	Duplicate   bool     `json:"duplicate,omitempty"`
+	Error       string   `json:"error,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+// addListRun prints what the source holds and installs nothing.
+func addListRun(ctx context.Context, opts *addOptions, src registry.Source) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	var progress io.Writer
+	if opts.IO.StderrTTY {
+		progress = opts.IO.ErrOut
+	}
+	d, err := store.FindSkills(ctx, src, progress)
+	if err != nil {
+		return err
+	}
+	dups := d.Duplicates()
+	out := []foundJSON{}
+	for _, f := range d.Skills {
+		j := foundJSON{Name: f.Name(), Path: f.Path(), Via: f.Via}
+		if m := f.Manifest; m != nil {
+			j.DisplayName, j.Description = m.DisplayName, m.Description
+			c, _ := registry.Canonical(m.Name)
+			_, j.Duplicate = dups[c]
+		}
+		if f.Err != nil {
+			j.Error = f.Err.Error()
+		}
+		for _, p := range f.Warnings {
+			j.Warnings = append(j.Warnings, p.String())
+		}
+		out = append(out, j)
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, out)
+	}
+	if len(out) == 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "no skill found in %s\n", src.Raw)
+		return nil
+	}
+	t := newTable(opts.IO.Out, "NAME", "PATH", "DESCRIPTION")
+	for _, j := range out {
+		desc := firstLine(j.Description, 72)
+		if j.Error != "" {
+			desc = "invalid: " + firstLine(j.Error, 64)
+		}
+		name := j.Name
+		if j.Duplicate {
+			name += " (duplicate)"
+		}
+		t.row(name, j.Path, desc)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(dups))
+	for name := range dups {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		paths := dups[name]
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %d skills are named %s (%s); add one by its path\n", len(paths), name, strings.Join(paths, ", "))
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "%d skill(s) in %s; add some with 'agent skill add %s <name>...' or all with --all\n", len(out), src.Raw, src.Raw)
 	return nil
 }
 

@@ -48,7 +48,7 @@ func newCmdCall(f *Factory, runF func(context.Context, *callOptions) error) *cob
 		Example: dedent(`
 			$ AGENT_SKILLS=hello-extended agent call greet_in_language '{"name":"Ada","language":"fr"}'
 			$ echo '{"skill_name":"hello-extended"}' | agent call script_list -
-			$ agent call hello-extended.greet '{"name":"Ada"}'
+			$ agent call hello-extended.greet_multiple '{"names":["Ada","Alan"],"language":"de"}'
 		`),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {

@@ -10,18 +10,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 )
 
 type checkOptions struct {
 	IO   *IOStreams
 	View func(context.Context) (*workspace.View, error)
+	// FindUV locates uv as script_run would; nil skips the uv hint.
+	FindUV func() (path, why string)
 
 	JSON bool
 }
 
 func newCmdCheck(f *Factory, runF func(context.Context, *checkOptions) error) *cobra.Command {
-	opts := &checkOptions{IO: f.IO, View: f.loadSkillView}
+	opts := &checkOptions{IO: f.IO, View: f.loadSkillView, FindUV: f.findUV}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Show which skills are active, and why the others are not",
@@ -92,6 +95,9 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 		return err
 	}
 	report := buildCheck(v)
+	if h := uvHint(v, opts.FindUV); h != "" {
+		report.Hints = append(report.Hints, h)
+	}
 	if opts.JSON {
 		if err := writeJSON(opts.IO.Out, report); err != nil {
 			return err
@@ -150,6 +156,9 @@ func buildCheck(v *workspace.View) checkJSON {
 			CommitSHA: e.CommitSHA, Trusted: e.Trusted || e.Source == registry.SourceBundled,
 			Version: version,
 		})
+		for _, p := range s.Problems {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("skill %s: %s", e.Canonical, p))
+		}
 		if s.Reason == workspace.ReasonLoadFailed || s.Reason == workspace.ReasonIncompatible {
 			r.Failures = append(r.Failures, checkFailureJSON{Name: e.Canonical, Reason: s.Detail})
 		}
@@ -182,6 +191,25 @@ func buildCheck(v *workspace.View) checkJSON {
 		r.Hints = append(r.Hints, "To trust: agent skill trust "+untrusted[0]+" (then name it in AGENT_SKILLS, or use AGENT_SKILLS=all)")
 	}
 	return r
+}
+
+// uvHint says, once, how to install uv when a skill has scripts and uv is
+// missing; script_run results only point here.
+func uvHint(v *workspace.View, find func() (string, string)) string {
+	if find == nil {
+		return ""
+	}
+	scripts := false
+	for _, s := range v.Skills {
+		scripts = scripts || s.Scripts > 0
+	}
+	if !scripts {
+		return ""
+	}
+	if _, why := find(); why != "" {
+		return fmt.Sprintf("uv: %s, so scripts without dependencies run with python3 and scripts with dependencies fail; %s.", why, exec.InstallUV)
+	}
+	return ""
 }
 
 func writeCheck(w io.Writer, r checkJSON) error {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -26,7 +28,13 @@ func TestCheckGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			env := map[string]string{"AGENT_HOME": home}
+			// An executable AGENT_UV keeps the uv hint (which depends on
+			// this machine's PATH) out of the goldens; TestUVHint covers it.
+			self, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"AGENT_HOME": home, "AGENT_UV": self}
 			if tt.skills != "" {
 				env["AGENT_SKILLS"] = tt.skills
 			}
@@ -116,5 +124,52 @@ func TestCheckInstalledOverridesBundled(t *testing.T) {
 	prompt, _, _ := runInProcess(t, env, "prompt")
 	if !strings.Contains(prompt, "- skill-authoring: My own authoring guide.") {
 		t.Fatalf("prompt does not use the installed description:\n%s", prompt)
+	}
+}
+
+func TestUVHint(t *testing.T) {
+	t.Parallel()
+	withScripts := &workspace.View{Skills: []workspace.SkillState{{Scripts: 2}}}
+	noScripts := &workspace.View{Skills: []workspace.SkillState{{Scripts: 0}}}
+	missing := func() (string, string) { return "", "uv was not found on PATH" }
+	found := func() (string, string) { return "/usr/bin/uv", "" }
+	for _, tc := range []struct {
+		name string
+		v    *workspace.View
+		find func() (string, string)
+		want string
+	}{
+		{"missing with scripts", withScripts, missing, "pipx install uv"},
+		{"found", withScripts, found, ""},
+		{"no scripts", noScripts, missing, ""},
+		{"not asked", withScripts, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := uvHint(tc.v, tc.find)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("uvHint = %q; want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLoggerHidesKilledPlugin: a plugin the host killed (a call past its
+// deadline, or shutdown) is not an [ERROR] line at the default level.
+func TestLoggerHidesKilledPlugin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		level string
+		want  bool
+	}{{"", false}, {"warn", false}, {"debug", true}} {
+		f, _, errOut := testFactory(t, nil)
+		log := f.logger(&Config{LogLevel: tc.level})
+		log.Error("plugin process exited", "plugin", "__exec", "error", errors.New("signal: killed"))
+		if got := strings.Contains(errOut.String(), "plugin process exited"); got != tc.want {
+			t.Errorf("level %q: logged = %v; want %v (%q)", tc.level, got, tc.want, errOut.String())
+		}
+		log.Error("plugin process exited", "plugin", "x", "error", errors.New("exit status 2"))
+		if !strings.Contains(errOut.String(), "exit status 2") {
+			t.Errorf("level %q: a real crash was hidden", tc.level)
+		}
 	}
 }

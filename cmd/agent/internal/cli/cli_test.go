@@ -184,8 +184,31 @@ func TestAddFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.Source != "owner/repo" || got.Skill != "weather" || got.Name != "w2" || got.Ref != "main" || !got.Trust || !got.Yes {
+	if got.Source != "owner/repo" || len(got.Skills) != 1 || got.Skills[0] != "weather" || got.Name != "w2" || got.Ref != "main" || !got.Trust || !got.Yes {
 		t.Fatalf("options = %+v", got)
+	}
+}
+
+func TestAddFlagUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"all and names", []string{"o/r", "a", "--all"}},
+		{"list and names", []string{"o/r", "a", "--list"}},
+		{"json without list", []string{"o/r", "--json"}},
+		{"name with several", []string{"o/r", "a", "b", "--name", "x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, _ := testFactory(t, nil)
+			cmd := newCmdAdd(f, func(context.Context, *addOptions) error { return nil })
+			cmd.SetArgs(tc.args)
+			var ue *usageError
+			if err := cmd.Execute(); !errors.As(err, &ue) {
+				t.Fatalf("err = %v; want a usage error", err)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/registry"
 )
 
 // addDisclosureCommands registers check, prompt and skill show, and the
@@ -17,10 +18,9 @@ func addDisclosureCommands(root, skill *cobra.Command, f *Factory) {
 	skill.AddCommand(newCmdShow(f, nil))
 
 	// `agent --check` runs `agent check`. The flags are local to the root
-	// (not persistent) so that `agent tools --check` stays an error, and
-	// hidden so that help shows one way to do it.
-	root.Flags().Bool("check", false, "same as 'agent check'")
-	_ = root.Flags().MarkHidden("check")
+	// (not persistent) so that `agent tools --check` stays an error; --check
+	// is in the help because people look for it there.
+	root.Flags().Bool("check", false, "same as 'agent check': what is active and why a skill failed to load")
 	root.Flags().Bool("json", false, "with --check: print JSON")
 	_ = root.Flags().MarkHidden("json")
 	root.Args = func(cmd *cobra.Command, args []string) error {
@@ -30,7 +30,7 @@ func addDisclosureCommands(root, skill *cobra.Command, f *Factory) {
 		// Giving the root a RunE turns off cobra's own check for
 		// unknown subcommands; keep its wording (and exit code 2).
 		if len(args) > 0 {
-			return usageErr(fmt.Errorf("unknown command %q for %q; see '%s --help'", args[0], cmd.CommandPath(), cmd.CommandPath()))
+			return unknownCommand(cmd, args[0])
 		}
 		return nil
 	}
@@ -42,7 +42,7 @@ func addDisclosureCommands(root, skill *cobra.Command, f *Factory) {
 			return cmd.Help()
 		}
 		asJSON, _ := cmd.Flags().GetBool("json")
-		opts := &checkOptions{IO: f.IO, View: f.loadSkillView, JSON: asJSON}
+		opts := &checkOptions{IO: f.IO, View: f.loadSkillView, FindUV: f.findUV, JSON: asJSON}
 		return checkRun(cmd.Context(), opts)
 	}
 }
@@ -50,17 +50,24 @@ func addDisclosureCommands(root, skill *cobra.Command, f *Factory) {
 // activateHint says how to turn on the skills that are off only because
 // AGENT_SKILLS does not name them.
 func activateHint(v *workspace.View) string {
-	var names, off []string
+	var names, off, bundledOff []string
 	for _, s := range v.Skills {
-		if s.Active {
+		switch {
+		case s.Active:
 			names = append(names, s.Entry.Canonical)
-		}
+		case s.Reason != workspace.ReasonNotSelected:
 		// A named-only skill (base, a shell) is never suggested: giving
 		// it to a model is a choice made by name.
-		if s.Reason == workspace.ReasonNotSelected && !s.Entry.NamedOnly {
+		case s.Entry.NamedOnly:
+		case s.Entry.Source == registry.SourceBundled:
+			bundledOff = append(bundledOff, s.Entry.Canonical)
+		default:
 			off = append(off, s.Entry.Canonical)
 		}
 	}
+	// Installed skills first: they are what the user added (and most
+	// likely meant in a mistyped AGENT_SKILLS).
+	off = append(off, bundledOff...)
 	if len(off) == 0 {
 		return ""
 	}

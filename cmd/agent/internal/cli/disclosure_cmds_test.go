@@ -52,7 +52,7 @@ func fixtureSkills() []fixtureSkill {
 		},
 		{
 			entry: registry.Entry{Name: "broken", Canonical: "broken", Source: "git", GitURL: "https://example.com/b.git", CommitSHA: sha('4'), Trusted: true},
-			files: map[string]string{"SKILL.md": "---\nname: broken\ndescription: [unclosed\n---\nbody\n"},
+			files: map[string]string{"SKILL.md": "---\nname: broken\ndescription: x\npermissions: {env: [unclosed\n---\nbody\n"},
 		},
 		{
 			entry: registry.Entry{Name: "deploy", Canonical: "deploy", Source: "git", GitURL: "https://example.com/d.git", CommitSHA: sha('5'), Trusted: true},

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentskills/agent/internal/workspace"
+	scripts "github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -68,11 +69,35 @@ func (f *Factory) installer() (*installer, error) {
 // logger is the host's logger: plugin output and host events on stderr at
 // AGENT_LOG_LEVEL (default warn).
 func (f *Factory) logger(cfg *Config) hclog.Logger {
+	level := hclog.LevelFromString(cfg.LogLevel)
+	debugging := level != hclog.NoLevel && level <= hclog.Debug
 	return hclog.New(&hclog.LoggerOptions{
 		Name:   "agent",
-		Level:  hclog.LevelFromString(cfg.LogLevel),
+		Level:  level,
 		Output: f.IO.ErrOut,
+		// go-plugin reports a plugin the host killed on purpose (a call
+		// past its deadline) as "[ERROR] plugin process exited ...
+		// signal: killed"; the call's result already says so. Shown only
+		// when debugging.
+		Exclude: func(_ hclog.Level, msg string, args ...any) bool {
+			return !debugging && killedPluginExit(msg, args)
+		},
 	})
+}
+
+func killedPluginExit(msg string, args []any) bool {
+	if msg != "plugin process exited" {
+		return false
+	}
+	for _, a := range args {
+		if err, ok := a.(error); ok && strings.Contains(err.Error(), "signal: killed") {
+			return true
+		}
+		if s, ok := a.(string); ok && strings.Contains(s, "signal: killed") {
+			return true
+		}
+	}
+	return false
 }
 
 // WorkspaceConfig is what the workspace needs of the configuration.
@@ -125,6 +150,15 @@ func (f *Factory) view(ctx context.Context, scope workspace.Scope) (*workspace.V
 }
 
 // Config loads configuration once per process.
+// findUV locates uv as the exec plugin will (AGENT_UV, then PATH).
+func (f *Factory) findUV() (string, string) {
+	cfg, err := f.Config()
+	if err != nil {
+		return "", ""
+	}
+	return scripts.FindUV(cfg.UV)
+}
+
 func (f *Factory) Config() (*Config, error) {
 	f.configOnce.Do(func() { f.config, f.configErr = f.loadConfig() })
 	return f.config, f.configErr

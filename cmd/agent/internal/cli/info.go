@@ -215,6 +215,7 @@ func manifestFields(m *registry.Manifest) [][2]string {
 	add("min_agent_version", m.MinAgentVersion)
 	add("max_agent_version", m.MaxAgentVersion)
 	add("agent_version", m.AgentVersion)
+	add("display name", m.DisplayName)
 	if m.Plugin != nil {
 		if m.Plugin.Build != "" {
 			add("plugin.build", m.Plugin.Build)

@@ -11,15 +11,16 @@ import (
 )
 
 type removeOptions struct {
-	IO    *IOStreams
-	Store func() (*registry.Store, error)
+	IO     *IOStreams
+	Store  func() (*registry.Store, error)
+	Config func() (*Config, error)
 
 	Name string
 	Yes  bool
 }
 
 func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) *cobra.Command {
-	opts := &removeOptions{IO: f.IO, Store: f.Store}
+	opts := &removeOptions{IO: f.IO, Store: f.Store, Config: f.Config}
 	cmd := &cobra.Command{
 		Use:     "remove <name>",
 		Aliases: []string{"rm", "uninstall"},
@@ -71,6 +72,12 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 		}
 		if !ok {
 			return fmt.Errorf("remove %s: %w", e.Name, errCanceled)
+		}
+	}
+	// Before the folder goes: the help cache is keyed by script contents.
+	if cfg, err := opts.Config(); err == nil {
+		if err := workspace.RemoveState(cfg.Home, e); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", err)
 		}
 	}
 	if _, err := store.Remove(ctx, e.Canonical); err != nil {

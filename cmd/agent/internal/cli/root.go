@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/registry"
 )
 
 // Main runs the agent CLI on the process's own streams and returns the exit
@@ -46,13 +48,24 @@ Start with:
   agent call <tool> '{"arg": 1}'       call one`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// agent --version prints what agent version prints.
+		Version: Version,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 
 	skill := &cobra.Command{
 		Use:   "skill",
 		Short: "Manage installed skills (add, update, remove, list, info, trust)",
-		Args:  noArgs,
+		// With a RunE cobra no longer prints help and exits 0 for an
+		// unknown subcommand (agent skill lsit): it is a usage error.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(cmd, args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.AddCommand(skill, newCmdVersion(f, nil))
 	// Each group of commands registers itself from its own files.
@@ -79,6 +92,22 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return usageErr(fmt.Errorf("%q takes no arguments, got %q; see '%s --help'", cmd.CommandPath(), args[0], cmd.CommandPath()))
 	}
 	return nil
+}
+
+// unknownCommand is the usage error for `agent skill lsit`, with cobra's
+// suggestion when one is close.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	if s := registry.Suggest(name, names); s != "" {
+		msg += fmt.Sprintf("; did you mean '%s %s'?", cmd.CommandPath(), s)
+	}
+	return usageErr(fmt.Errorf("%s; see '%s --help'", msg, cmd.CommandPath()))
 }
 
 // exactArgs is cobra.ExactArgs with a usage error and a hint.

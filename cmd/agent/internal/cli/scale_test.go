@@ -135,7 +135,9 @@ func agentBinary(b *testing.B) string {
 	return agent
 }
 
-func runAgent(b *testing.B, agent string, env []string, args ...string) time.Duration {
+// runAgent runs agent and returns its wall time and its CPU time (user +
+// system), which a shared machine disturbs much less.
+func runAgent(b *testing.B, agent string, env []string, args ...string) (time.Duration, time.Duration) {
 	b.Helper()
 	c := exec.Command(agent, args...)
 	c.Env = env
@@ -145,7 +147,7 @@ func runAgent(b *testing.B, agent string, env []string, args ...string) time.Dur
 	if err != nil {
 		b.Fatalf("agent %v: %v\n%s", args, err, out)
 	}
-	return d
+	return d, c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -166,18 +168,22 @@ func BenchmarkListings1000(b *testing.B) {
 	cmds := [][]string{{"version"}, {"tools"}, {"prompt"}, {"skill", "list"}}
 	runAgent(b, agent, env, "tools") // writes the index the hand-made fixture lacks
 	durs := make([][]time.Duration, len(cmds))
+	cpus := make([][]time.Duration, len(cmds))
 	for b.Loop() {
 		for i, c := range cmds {
-			durs[i] = append(durs[i], runAgent(b, agent, env, c...))
+			d, cpu := runAgent(b, agent, env, c...)
+			durs[i] = append(durs[i], d)
+			cpus[i] = append(cpus[i], cpu)
 		}
 	}
-	base := median(durs[0])
+	base, baseCPU := median(durs[0]), median(cpus[0])
 	b.ReportMetric(float64(base.Microseconds())/1000, "version-ms")
 	for i, c := range cmds[1:] {
-		m := median(durs[i+1])
+		m, cpu := median(durs[i+1]), median(cpus[i+1])
 		name := strings.Join(c, "-")
 		b.ReportMetric(float64(m.Microseconds())/1000, name+"-ms")
 		b.ReportMetric(float64(m)/float64(base), name+"/version")
+		b.ReportMetric(float64(cpu)/float64(baseCPU), name+"/version-cpu")
 	}
 }
 
@@ -196,18 +202,21 @@ func BenchmarkAddRemove(b *testing.B) {
 		runAgent(b, agent, env, "skill", "list") // index of the fixture
 	}
 	durs := make([][]time.Duration, 2)
+	cpus := make([][]time.Duration, 2)
 	for b.Loop() {
 		for i, h := range homes {
 			env := []string{"AGENT_HOME=" + h, "PATH=" + os.Getenv("PATH")}
-			d := runAgent(b, agent, env, "skill", "add", repo.FileURL(), "--trust")
-			d += runAgent(b, agent, env, "skill", "remove", "one-file", "--yes")
-			durs[i] = append(durs[i], d)
+			d, c := runAgent(b, agent, env, "skill", "add", repo.FileURL(), "--trust")
+			d2, c2 := runAgent(b, agent, env, "skill", "remove", "one-file", "--yes")
+			durs[i] = append(durs[i], d+d2)
+			cpus[i] = append(cpus[i], c+c2)
 		}
 	}
 	m0, m1 := median(durs[0]), median(durs[1])
 	b.ReportMetric(float64(m0.Microseconds())/1000, "at0-ms")
 	b.ReportMetric(float64(m1.Microseconds())/1000, "at1000-ms")
 	b.ReportMetric(float64(m1)/float64(m0), "1000/0")
+	b.ReportMetric(float64(median(cpus[1]))/float64(median(cpus[0])), "1000/0-cpu")
 }
 
 // BenchmarkTools1000InProcess is `agent tools` in process over 1,000

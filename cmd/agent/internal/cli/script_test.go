@@ -46,6 +46,11 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("MISSING_URL", base+"/does-not-exist")
 			env.Setenv("PLUGINS_URL", pluginsURL)
+			thisRepo, err := filepath.Abs(moduleRoot)
+			if err != nil {
+				return err
+			}
+			env.Setenv("THIS_REPO", thisRepo)
 			env.Setenv("PLUGINS_FILE_URL", plugins.FileURL())
 			env.Setenv("AGENT_HOME", filepath.Join(env.WorkDir, "home"))
 			for _, kv := range goEnv {
@@ -69,6 +74,11 @@ func TestScripts(t *testing.T) {
 			case "hello_extended":
 				_, err := os.Stat(filepath.Join(moduleRoot, "examples", "skills", "hello-extended", "SKILL.md"))
 				return err == nil, nil
+			case "this_repo":
+				// A clone of this repository (not a git worktree, whose
+				// .git is a file the local transport does not follow).
+				fi, err := os.Stat(filepath.Join(moduleRoot, ".git"))
+				return err == nil && fi.IsDir(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -140,8 +150,21 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 		"skills/alpha/SKILL.md": "---\nname: alpha\ndescription: The first skill.\n---\nAlpha.\n",
 		"skills/beta/SKILL.md":  "---\nname: beta\ndescription: The second skill.\n---\nBeta.\n",
 	})
+	add("layout", map[string]string{
+		"skills/alpha/SKILL.md":           "---\nname: alpha\ndescription: In skills/.\n---\nAlpha.\n",
+		"skills/.curated/beta/SKILL.md":   "---\nname: beta\ndescription: In skills/.curated/.\n---\nBeta.\n",
+		".claude/skills/gamma/SKILL.md":   "---\nname: gamma\ndescription: In .claude/skills/.\n---\nGamma.\n",
+		".claude-plugin/marketplace.json": `{"name": "m", "plugins": [{"name": "p", "source": "./", "skills": ["./packs/delta"]}]}`,
+		"packs/delta/SKILL.md":            "---\nname: Delta Pack\ndescription: Declared in marketplace.json.\n---\nDelta.\n",
+		"examples/deep/epsilon/SKILL.md":  "---\nname: epsilon\ndescription: Only the full walk finds it.\n---\nEpsilon.\n",
+	})
+	add("twins", map[string]string{
+		"skills/review/SKILL.md":         "---\nname: review\ndescription: The first review.\n---\nOne.\n",
+		".claude/skills/review/SKILL.md": "---\nname: Review\ndescription: The second review.\n---\nTwo.\n",
+		"skills/other/SKILL.md":          "---\nname: other\ndescription: Not a twin.\n---\nOther.\n",
+	})
 	add("noskill", map[string]string{"README.md": "no skill here\n"})
-	add("badmanifest", map[string]string{"SKILL.md": "---\nname: bad\ndescription: [unclosed\n---\nbody\n"})
+	add("badmanifest", map[string]string{"SKILL.md": "---\nname: bad\npermissions:\n  env: [unclosed\n---\nbody\n"})
 	add("incompat", map[string]string{"SKILL.md": "---\nname: future\ndescription: Needs a newer agent.\nmin_agent_version: 99.0.0\n---\nbody\n"})
 	add("buildfail", map[string]string{
 		"SKILL.md":       "---\nname: broken\ndescription: Its plugin does not compile.\nplugin:\n  build: ./plugin\n---\nbody\n",
@@ -163,8 +186,9 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 func newPluginsRepo(t *testing.T) *gittest.Repo {
 	t.Helper()
 	files := map[string]string{}
-	// At skills/ rather than examples/skills/, where add looks for skills.
-	gittest.AddTree(t, files, filepath.Join(moduleRoot, "examples", "skills", "hello-extended"), "skills/hello-extended")
+	// Where this repository keeps it: outside the step 2 locations, so that
+	// adding it by name exercises the full walk (SPEC §6 step 3).
+	gittest.AddTree(t, files, filepath.Join(moduleRoot, "examples", "skills", "hello-extended"), "examples/skills/hello-extended")
 	for _, name := range []string{"greeter", "marker", "rival"} {
 		for k, v := range gittest.PluginModule(t, "skills/"+name+"/plugin", "example.com/"+name+"/plugin") {
 			files[k] = v

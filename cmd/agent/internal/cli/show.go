@@ -44,7 +44,8 @@ func newCmdShow(f *Factory, runF func(context.Context, *showOptions) error) *cob
 			Any installed or bundled skill can be shown, active or not. A skill
 			with user-invocable: false is meant for the model only and is refused
 			here. Only SKILL.md is read: no script or reference file.
-			Flags go before the name; everything after it is an argument.
+			--json may come anywhere; any other word after the name is an
+			argument. After '--' every word is an argument, --json included.
 		`),
 		Example: dedent(`
 			$ agent skill show skill-authoring "a weather skill"
@@ -57,16 +58,36 @@ func newCmdShow(f *Factory, runF func(context.Context, *showOptions) error) *cob
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Name, opts.Args = args[0], args[1:]
+			opts.Name = args[0]
+			opts.Args = showArgs(args[1:], &opts.JSON)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return showRun(cmd.Context(), opts)
 		},
 	}
+	// Not interspersed, so that arguments such as -5 reach the skill;
+	// showArgs still finds --json after them.
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the use_skill result as JSON")
 	return cmd
+}
+
+// showArgs takes --json out of the arguments after the name (agent skill
+// show NAME args --json), up to a '--', which it drops.
+func showArgs(args []string, asJSON *bool) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		switch a {
+		case "--":
+			return append(out, args[i+1:]...)
+		case "--json":
+			*asJSON = true
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func showRun(ctx context.Context, opts *showOptions) error {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -131,5 +132,27 @@ func TestShowBundled(t *testing.T) {
 	out, _, code := runInProcess(t, map[string]string{"AGENT_HOME": home}, "skill", "show", "Skill_Authoring", "a weather skill")
 	if code != 0 || !strings.Contains(out, "The task at hand: a weather skill\n") || !strings.Contains(out, "`$ARGUMENTS` (all arguments)") {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestShowArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		in, want []string
+		json     bool
+	}{
+		{"json after the arguments", []string{"a", "--json"}, []string{"a"}, true},
+		{"json between", []string{"a", "--json", "-5"}, []string{"a", "-5"}, true},
+		{"double dash keeps --json", []string{"a", "--", "--json"}, []string{"a", "--json"}, false},
+		{"none", []string{"-x", "y"}, []string{"-x", "y"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var j bool
+			got := showArgs(tc.in, &j)
+			if !reflect.DeepEqual(got, tc.want) || j != tc.json {
+				t.Errorf("showArgs(%q) = %q, json %v; want %q, %v", tc.in, got, j, tc.want, tc.json)
+			}
+		})
 	}
 }

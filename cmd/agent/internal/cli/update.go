@@ -93,7 +93,11 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 		Progress:     progress,
 		Warn:         func(msg string) { fmt.Fprintf(errOut, "warning: %s\n", msg) },
 		Confirm: func(p registry.UpdatePlan) (bool, error) {
-			fmt.Fprintf(errOut, "%s: %s\n", p.Name, describePlan(p))
+			// With --yes nothing is asked, and the result line on stdout
+			// says old → new once.
+			if !opts.Yes {
+				fmt.Fprintf(errOut, "%s: %s\n", p.Name, describePlan(p))
+			}
 			if len(p.LocalEdits) > 0 {
 				fmt.Fprintf(errOut, "warning: %s has local edits that will be discarded: %s\n", p.Name, strings.Join(p.LocalEdits, ", "))
 			}

@@ -18,25 +18,35 @@ import (
 type validateOptions struct {
 	IO *IOStreams
 
-	Dir string
+	Dir    string
+	Strict bool
 }
 
 func newCmdValidate(f *Factory, runF func(context.Context, *validateOptions) error) *cobra.Command {
 	opts := &validateOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "validate <dir>",
+		Use:   "validate [--strict] <dir>",
 		Short: "Lint a skill folder you are writing",
 		Long: dedent(`
 			Check a skill folder the way 'agent skill add' will: the SKILL.md front
 			matter (required fields, types, names, versions, unknown keys), the
 			plugin path, and every script's PEP 723 block.
 
+			Front matter that strict YAML rejects but Claude Code loads (an
+			unquoted ': ', a list where text belongs, a name with spaces, no front
+			matter) is read anyway; each such recovery is a warning with the fix.
+
+			--strict checks the Agent Skills specification instead, for authors
+			who publish: a lowercase hyphenated name equal to the folder name, a
+			description of 1-1024 characters, compatibility of at most 500,
+			metadata of strings, and no recovery used.
+
 			Each problem is printed as file:line: message. Errors make the exit
 			status 1; warnings alone do not. Nothing is built or run.
 		`),
 		Example: dedent(`
 			$ agent skill validate ./my-skill
-			$ agent skill validate .
+			$ agent skill validate --strict .
 		`),
 		Args: exactArgs(1, "the <dir> of a skill (the folder holding SKILL.md)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,6 +57,7 @@ func newCmdValidate(f *Factory, runF func(context.Context, *validateOptions) err
 			return validateRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "check the Agent Skills specification: no recovery, spec name and lengths")
 	return cmd
 }
 
@@ -58,7 +69,7 @@ func validateRun(_ context.Context, opts *validateOptions) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("validate %s: not a directory; give the folder that holds SKILL.md", opts.Dir)
 	}
-	errs, warns, name := lintSkill(opts.Dir)
+	errs, warns, name := lintSkill(opts.Dir, opts.Strict)
 	w := opts.IO.Out
 	for _, p := range errs {
 		fmt.Fprintf(w, "%s\n", p)
@@ -70,14 +81,24 @@ func validateRun(_ context.Context, opts *validateOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "%s: %d error(s), %d warning(s)\n", opts.Dir, len(errs), len(warns))
 		return errSilent
 	}
+	if opts.Strict {
+		fmt.Fprintf(w, "ok: %s follows the Agent Skills specification (%d warning(s))\n", name, len(warns))
+		return nil
+	}
 	fmt.Fprintf(w, "ok: %s is a valid skill (%d warning(s))\n", name, len(warns))
 	return nil
 }
 
-// lintSkill collects errors and warnings about a skill folder.
-func lintSkill(dir string) (errs, warns []registry.Problem, name string) {
+// lintSkill collects errors and warnings about a skill folder. strict adds
+// the Agent Skills specification's rules as errors; the recoveries it
+// reports are then not repeated as warnings.
+func lintSkill(dir string, strict bool) (errs, warns []registry.Problem, name string) {
 	m, warnings, err := registry.LoadManifest(dir)
-	warns = append(warns, warnings...)
+	for _, w := range warnings {
+		if !strict || !w.Recovered {
+			warns = append(warns, w)
+		}
+	}
 	if err != nil {
 		var me *registry.ManifestError
 		if errors.As(err, &me) {
@@ -86,6 +107,13 @@ func lintSkill(dir string) (errs, warns []registry.Problem, name string) {
 		return []registry.Problem{{File: filepath.Join(dir, registry.ManifestFile), Message: err.Error()}}, warns, ""
 	}
 	manifest := filepath.Join(dir, registry.ManifestFile)
+	if strict {
+		folder := filepath.Base(dir)
+		if abs, err := filepath.Abs(dir); err == nil {
+			folder = filepath.Base(abs)
+		}
+		errs = append(errs, registry.CheckStrict(manifest, folder, m, warnings)...)
+	}
 	if m.Plugin != nil {
 		switch {
 		case m.Plugin.Build != "":
