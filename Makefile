@@ -42,7 +42,7 @@ fuzz: ## run every fuzz target for FUZZTIME each; fails at the end if any target
 	if [ -n "$$failed" ]; then echo "fuzz targets failed:$$failed (crashers are in the package's testdata/fuzz)"; exit 1; fi
 
 reliability: ## fault, concurrency and hostile-input suite (docs/reliability.md)
-	$(GO) test -tags reliability -count=1 -timeout 15m -run 'Reliability' -v $(PKGS) 2>&1 | tee reliability.out | grep -E '^(=== RUN|--- |PASS|FAIL|ok|RESULT)'
+	$(GO) test -tags reliability -count=1 -timeout 60m -run 'Reliability' -v $(PKGS) 2>&1 | tee reliability.out | grep -E '^(=== RUN|--- |PASS|FAIL|ok|RESULT)'
 
 proto: ## regenerate proto/skill/v1 with pinned generators (needs protoc)
 	GOBIN=$(CURDIR)/bin $(GO) install $(PROTOC_GEN_GO)

@@ -9,24 +9,31 @@
 // What the host guarantees:
 //
 //   - Integrity: before every launch the binary's sha256 must equal
-//     Plugin.SHA256, else the error wraps ErrTampered and nothing runs. A
-//     full hash is skipped only when the file's fingerprint (size, device,
-//     inode, mtime and ctime in nanoseconds) matches the one recorded at the
-//     last full check (kept under WithStateDir); any rewrite changes ctime.
-//     The host then executes the very descriptor it checked
-//     (/proc/self/fd/N), so swapping the path afterwards does not help.
+//     Plugin.SHA256, else the error wraps ErrTampered and nothing runs, and
+//     the bytes that were checked are the bytes that run. A first start
+//     executes the installed file stopped at exec (ptrace) and checks the
+//     file the kernel holds, which nobody can write while it runs;
+//     restarts and "#!" plugins run from one sealed memfd copy per plugin
+//     version, hashed as it was copied. A full hash is skipped only when a
+//     settled fingerprint (size, device, inode, mtime and ctime in
+//     nanoseconds, recorded when no writer had the file open) is unchanged.
 //   - Lazy start: the process starts on the first Invoke and is shared by
 //     all concurrent callers.
 //   - Failures cost one structured error (*sdk.Error): plugin_crashed when
 //     the process dies or the connection breaks mid-call, timeout when the
-//     deadline passes (WithCallTimeout or the caller's context; the plugin
-//     is killed), canceled when the caller gives up (the cancel reaches the
-//     plugin). The next call starts a fresh process.
+//     deadline passes (WithCallTimeout or the caller's context; the call is
+//     canceled in the plugin, and a plugin that ignores that for
+//     CancelGrace is killed), canceled when the caller gives up. The next
+//     call after a crash starts a fresh process.
 //   - Isolation: go-plugin over gRPC only, on a unix socket in a private
 //     (0700) directory; the environment is exactly Plugin.Env (see
 //     FilterEnv) plus go-plugin's variables and sdk.EnvLogLevel.
-//   - No orphans: children get Pdeathsig=SIGKILL and sdk.Serve also exits
-//     when its parent goes away.
+//   - Containment: each plugin runs in its own process group; when it
+//     exits the group is killed and the pipes are closed after a short
+//     drain, so a descendant holding stdout cannot make the host wait.
+//     sdk.Serve is a subreaper that ends every descendant when the plugin
+//     stops or its host dies (Pdeathsig); the host is a subreaper too and
+//     ends the orphans of a plugin that died without doing so.
 //   - Plugin logs (hclog JSON on stderr) go through the host's logger;
 //     stray stdout output is logged at debug level and cannot break the
 //     handshake.

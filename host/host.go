@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/agentskills/agent/sdk"
@@ -56,7 +58,16 @@ type config struct {
 	stateDir     string
 	callTimeout  time.Duration
 	startTimeout time.Duration
+	cancelGrace  time.Duration
 }
+
+// CancelGrace is how long a plugin may take to stop a call whose deadline
+// passed before the host kills it (and with it the other calls it serves,
+// which end with plugin_crashed).
+const CancelGrace = 2 * time.Second
+
+// WithCancelGrace replaces CancelGrace.
+func WithCancelGrace(d time.Duration) Option { return func(c *config) { c.cancelGrace = d } }
 
 // WithLogger sets the host's logger. Plugins log at its level, through it.
 func WithLogger(l hclog.Logger) Option { return func(c *config) { c.logger = l } }
@@ -84,6 +95,15 @@ type Host struct {
 	procs  map[string]*proc
 	closed atomic.Bool
 
+	// sealed holds one verified, sealed copy per plugin version (path and
+	// sha256): every restart launches from it without touching the path.
+	sealMu  sync.Mutex
+	sealed  map[string]*sealedBinary
+	started map[string]bool // versions started at least once
+	// noTrace: starting children stopped at exec failed here (ptrace not
+	// allowed), so every launch uses a sealed copy.
+	noTrace atomic.Bool
+
 	bg sync.WaitGroup // cleanup of killed plugins
 }
 
@@ -107,7 +127,7 @@ func (i *instance) alive() bool { return !i.retired.Load() && !i.run.exited.Load
 
 // New returns a Host. No process starts until Invoke.
 func New(opts ...Option) *Host {
-	cfg := config{startTimeout: 10 * time.Second}
+	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -123,7 +143,54 @@ func New(opts ...Option) *Host {
 		verifier: newVerifier(cfg.stateDir),
 		level:    level.String(),
 		procs:    map[string]*proc{},
+		sealed:   map[string]*sealedBinary{},
+		started:  map[string]bool{},
 	}
+}
+
+func sealKey(p Plugin) string { return p.Path + "\x00" + strings.ToLower(p.SHA256) }
+
+// firstStart reports (once per plugin version) that this host never
+// started p before: later starts are restarts, which use the sealed copy.
+func (h *Host) firstStart(p Plugin) bool {
+	h.sealMu.Lock()
+	defer h.sealMu.Unlock()
+	key := sealKey(p)
+	if h.started[key] || h.sealed[key] != nil {
+		return false
+	}
+	h.started[key] = true
+	return true
+}
+
+// startsWithShebang reports a "#!" file, whose /proc/pid/exe would be its
+// interpreter: those always run from a sealed copy.
+func startsWithShebang(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [2]byte
+	n, _ := f.ReadAt(b[:], 0)
+	return n == 2 && b == [2]byte{'#', '!'}
+}
+
+// sealedCopy returns the sealed copy of p's binary, making (and verifying)
+// it on first use.
+func (h *Host) sealedCopy(p Plugin) (*sealedBinary, error) {
+	key := sealKey(p)
+	h.sealMu.Lock()
+	defer h.sealMu.Unlock()
+	if s := h.sealed[key]; s != nil {
+		return s, nil
+	}
+	s, err := h.verifier.seal(p)
+	if err != nil {
+		return nil, err
+	}
+	h.sealed[key] = s
+	return s, nil
 }
 
 // Register adds or replaces a plugin definition. It starts nothing; a
@@ -169,7 +236,71 @@ func (h *Host) Invoke(ctx context.Context, name, tool string, args json.RawMessa
 		ctx, cancel = context.WithTimeout(ctx, h.cfg.callTimeout)
 		defer cancel()
 	}
-	res, err := inst.skill.Invoke(ctx, tool, args)
+	dl, ok := ctx.Deadline()
+	if !ok {
+		res, err := inst.skill.Invoke(ctx, tool, args)
+		return h.answer(ctx, pr, inst, tool, res, err)
+	}
+	// The plugin learns the call's deadline from metadata and its handler
+	// is canceled then; the gRPC call itself lives cancelGrace longer, so
+	// that the host hears whether the handler stopped. Only a plugin that
+	// ignores the cancellation that long is killed. A cancel by the caller
+	// (not a deadline) cancels the gRPC call at once.
+	rpcCtx, cancelRPC := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(h.cfg.cancelGrace))
+	rpcCtx = metadata.AppendToOutgoingContext(rpcCtx, sdk.MetadataDeadline, strconv.FormatInt(dl.UnixNano(), 10))
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancelRPC()
+		}
+	})
+	type answer struct {
+		res sdk.Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := inst.skill.Invoke(rpcCtx, tool, args)
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		stop()
+		cancelRPC()
+		return h.answer(ctx, pr, inst, tool, a.res, a.err)
+	case <-ctx.Done():
+	}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		a := <-done // canceled at once by the AfterFunc
+		cancelRPC()
+		return h.answer(ctx, pr, inst, tool, a.res, a.err)
+	}
+	// Past the deadline: answer now, and stop the plugin only if its
+	// handler does not return within the grace period.
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		defer cancelRPC()
+		a := <-done
+		if a.err == nil {
+			return
+		}
+		var te *sdk.Error
+		if errors.As(a.err, &te) && !errors.Is(a.err, sdk.ErrTransport) {
+			return // the handler answered (most likely "canceled")
+		}
+		h.detach(pr, inst)
+		h.retire(inst, true)
+	}()
+	limit := ""
+	if h.cfg.callTimeout > 0 {
+		limit = fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
+	}
+	return sdk.Result{}, sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the call was canceled, and a plugin that ignores that for %s is stopped and starts again on the next call",
+		pr.p.Name, tool, limit, h.cfg.cancelGrace)
+}
+
+// answer turns what the plugin said into the caller's result.
+func (h *Host) answer(ctx context.Context, pr *proc, inst *instance, tool string, res sdk.Result, err error) (sdk.Result, error) {
 	if err == nil {
 		return res, nil
 	}
@@ -194,14 +325,13 @@ func (h *Host) transportFailure(ctx context.Context, pr *proc, inst *instance, t
 	code := status.Code(err)
 	switch {
 	case deadlinePassed(ctx) || errors.Is(ctx.Err(), context.DeadlineExceeded) || code == codes.DeadlineExceeded:
-		// The handler may ignore its context forever; only a kill frees it.
-		h.detach(pr, inst)
-		h.retire(inst, true)
+		// The handler answered, or the call was cut, at its deadline; a
+		// plugin that ignores cancellation is dealt with in Invoke.
 		limit := ""
 		if h.cfg.callTimeout > 0 {
 			limit = fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
 		}
-		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the plugin was stopped and starts again on the next call", name, tool, limit)
+		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the call was canceled", name, tool, limit)
 	case errors.Is(ctx.Err(), context.Canceled) || code == codes.Canceled:
 		return sdk.Errorf(sdk.CodeCanceled, "%s.%s was canceled", name, tool)
 	case code == codes.ResourceExhausted && strings.Contains(status.Convert(err).Message(), "received message larger"):
@@ -276,31 +406,35 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 	return inst, nil
 }
 
-// isScript reports a "#!" file: its interpreter opens the script by the
-// path it is given, and /proc/self/fd/N is closed by then, so scripts run
-// by path.
-func isScript(f *os.File) bool {
-	var b [2]byte
-	n, _ := f.ReadAt(b[:], 0)
-	return n == 2 && b == [2]byte{'#', '!'}
-}
-
-var procSelfFD = sync.OnceValue(func() bool {
-	_, err := os.Stat("/proc/self/fd")
-	return err == nil
-})
-
+// launch starts p's verified bytes, never a path someone can still
+// rewrite. The first start of a binary runs the installed file stopped at
+// exec and checks what the kernel holds (see verifier.checkExe), which
+// costs no copy; restarts, "#!" plugins and binaries that someone holds
+// open for writing run the version's sealed copy.
 func (h *Host) launch(p Plugin) (*instance, error) {
 	execPath := p.Path
+	var extra []*os.File
+	var atExec func(int) error
+	var busy func() (string, []*os.File, error)
+	attr := sysProcAttr()
 	if p.SHA256 != "" {
-		f, err := h.verifier.open(p)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if procSelfFD() && !isScript(f) {
-			// Run the very file we verified, not whatever the path names now.
-			execPath = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+		if canTrace && !h.noTrace.Load() && !startsWithShebang(p.Path) && h.firstStart(p) {
+			attr.Ptrace = true
+			atExec = func(pid int) error { return h.verifier.checkExe(p, pid) }
+			busy = func() (string, []*os.File, error) {
+				s, err := h.sealedCopy(p)
+				if err != nil {
+					return "", nil, err
+				}
+				path, extra := s.exec()
+				return path, extra, nil
+			}
+		} else {
+			s, err := h.sealedCopy(p)
+			if err != nil {
+				return nil, err
+			}
+			execPath, extra = s.exec()
 		}
 	}
 	log := h.cfg.logger.Named(p.Name)
@@ -330,14 +464,23 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 				Args:        append([]string{p.Path}, p.Args...),
 				Env:         env,
 				Dir:         p.Dir,
-				SysProcAttr: sysProcAttr(),
+				ExtraFiles:  extra,
+				SysProcAttr: attr,
 			}
 			run = newRunner(p.Name, log, cmd)
+			run.atExec, run.busy = atExec, busy
 			return run, nil
 		},
 	})
 	fail := func(err error) (*instance, error) {
 		client.Kill()
+		if errors.Is(err, ErrTampered) {
+			return nil, err
+		}
+		if run != nil && run.traceDenied {
+			h.noTrace.Store(true) // ptrace is not allowed here: copies from now on
+			return h.launch(p)
+		}
 		msg := fmt.Sprintf("skill %q (%s): %v", p.Name, p.Path, err)
 		if t := lastLines(stderr.String(), 5); t != "" {
 			msg += "; plugin output: " + t
@@ -378,6 +521,12 @@ func (h *Host) Close() error {
 		}
 	}
 	h.bg.Wait()
+	h.sealMu.Lock()
+	for k, s := range h.sealed {
+		s.close()
+		delete(h.sealed, k)
+	}
+	h.sealMu.Unlock()
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,19 +181,51 @@ func TestCrashRestarts(t *testing.T) {
 	}
 }
 
-func TestTimeoutKillsAndRestarts(t *testing.T) {
+// TestDeadlineCancelsThenGraceKills: a deadline cancels the call in the
+// plugin at once; the plugin is killed only if its handler ignores that
+// for the grace period, and then its other calls end as plugin_crashed.
+func TestDeadlineCancelsThenGraceKills(t *testing.T) {
 	t.Parallel()
+	const grace = 300 * time.Millisecond
 	for _, ignore := range []bool{false, true} {
 		t.Run("ignore_cancel="+strconv.FormatBool(ignore), func(t *testing.T) {
 			t.Parallel()
-			h := newHost(t, WithCallTimeout(300*time.Millisecond))
+			h := newHost(t, WithCancelGrace(grace))
 			h.Register(tp())
 			before := pidOf(t, h, "tp")
+			// Another call in flight, without a deadline.
+			other := make(chan error, 1)
+			go func() {
+				_, err := h.Invoke(context.Background(), "tp", "hang", json.RawMessage(`{"ignore_cancel":true}`))
+				other <- err
+			}()
 			args, _ := json.Marshal(map[string]bool{"ignore_cancel": ignore})
-			_, err := h.Invoke(context.Background(), "tp", "hang", args)
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := h.Invoke(ctx, "tp", "hang", args)
 			sdkErr(t, err, sdk.CodeTimeout)
+			if !ignore {
+				time.Sleep(2 * grace) // past the grace period
+				if after := pidOf(t, h, "tp"); after != before {
+					t.Errorf("a plugin that honoured the cancel was restarted (%d -> %d)", before, after)
+				}
+				res, err := h.Invoke(context.Background(), "tp", "canceled", nil)
+				if err != nil || string(res.Value) == "0" {
+					t.Errorf("the cancel did not reach the handler: %s %v", res.Value, err)
+				}
+				return
+			}
+			if !gone(t, before, 10*time.Second) {
+				t.Fatalf("plugin %d that ignores cancellation still runs", before)
+			}
+			select {
+			case err := <-other:
+				sdkErr(t, err, sdk.CodePluginCrashed)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the other call in flight did not end")
+			}
 			if after := pidOf(t, h, "tp"); after == before {
-				t.Errorf("timed-out plugin %d still serving", before)
+				t.Errorf("killed plugin %d still serving", before)
 			}
 		})
 	}
@@ -282,6 +315,7 @@ func TestFingerprintFastPath(t *testing.T) {
 	run := func(t *testing.T) (*Host, error) {
 		t.Helper()
 		h := New(WithLogger(testLogger(nil, hclog.Info)), WithStateDir(state))
+		h.verifier.settle = 0 // the copy was just written
 		h.Register(p)
 		_, err := h.Invoke(context.Background(), "fp", "echo", json.RawMessage(`{"text":"x"}`))
 		_ = h.Close()
@@ -508,7 +542,12 @@ func TestHelperHost(t *testing.T) {
 		os.Stdout.WriteString("error " + err.Error() + "\n")
 		os.Exit(1)
 	}
-	os.Stdout.WriteString("pid " + string(res.Value) + "\n")
+	d, err := h.Invoke(context.Background(), "tp", "daemon", nil)
+	if err != nil {
+		os.Stdout.WriteString("error " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Stdout.WriteString("pid " + string(res.Value) + " " + string(d.Value) + "\n")
 	select {}
 }
 
@@ -528,13 +567,12 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helper host: %v", err)
 	}
-	pidStr, ok := strings.CutPrefix(strings.TrimSpace(line), "pid ")
-	if !ok {
+	var pid, daemon int
+	if _, err := fmt.Sscanf(line, "pid %d %d", &pid, &daemon); err != nil {
 		t.Fatalf("helper host said %q", line)
 	}
-	pid, err := strconv.Atoi(pidStr)
-	if err != nil {
-		t.Fatal(err)
+	if !alive(daemon) {
+		t.Fatalf("the plugin's daemon %d not running before the kill", daemon)
 	}
 	if !alive(pid) {
 		t.Fatalf("plugin %d not running before the kill", pid)
@@ -558,6 +596,10 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 			t.Fatalf("plugin %d still alive 2s after its host was SIGKILLed", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	// The plugin was a subreaper and ended its daemon before it exited.
+	if !gone(t, daemon, 2*time.Second) {
+		t.Errorf("the plugin's setsid daemon %d outlived the SIGKILLed host", daemon)
 	}
 }
 
@@ -583,14 +625,14 @@ func TestFilterEnv(t *testing.T) {
 	}
 }
 
-// TestScriptPluginRunsByPath: a verified "#!" wrapper cannot be run through
-// /proc/self/fd (its interpreter reopens the path), so it runs by path and
-// still gets verified.
-func TestScriptPluginRunsByPath(t *testing.T) {
+// TestScriptPluginRunsFromSealedCopy: a verified "#!" wrapper runs from
+// the sealed copy (its interpreter reads /proc/self/fd/3), not by path.
+func TestScriptPluginRunsFromSealedCopy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "wrapper.sh")
-	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+testPlugin+" \"$@\"\n"), 0o755); err != nil {
+	script := "#!/bin/sh\n[ \"$0\" = /proc/self/fd/3 ] || exit 9\nexec " + testPlugin + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	h := newHost(t)

@@ -18,36 +18,68 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/agentskills/agent/sdk"
 )
 
-// procRunner is our go-plugin runner: it starts the verified binary with
-// the exact environment, asks the kernel to kill the child when the host
-// dies, and filters stdout so that stray prints cannot break the
-// handshake.
+// procRunner is our go-plugin runner: it starts the verified copy with
+// the exact environment in a process group of its own, asks the kernel to
+// kill the child when the host dies, and filters stdout so that stray
+// prints cannot break the handshake.
+//
+// go-plugin reads the plugin's stdout and stderr to EOF before it waits
+// for the process, so a descendant that inherited them (a wrapper's
+// `sleep 30 &`) would keep the host waiting. The runner therefore watches
+// the process itself: when it exits, its whole process group is killed,
+// and the pipes are closed after a short drain.
 type procRunner struct {
 	name   string
 	logger hclog.Logger
 	cmd    *exec.Cmd
+	// atExec, with cmd.SysProcAttr.Ptrace, verifies the child while it is
+	// stopped at exec; see spawn.
+	atExec func(pid int) error
+	// busy, when set, is called once if the exec fails with ETXTBSY (a
+	// writer has the file open): it returns how to start from a sealed
+	// copy instead.
+	busy        func() (path string, extra []*os.File, err error)
+	traceDenied bool
 
-	rawStdout io.ReadCloser
-	stderr    io.ReadCloser
+	rawStdout *os.File
+	stderr    *eofReader
 	stdout    *io.PipeReader
 	stdoutW   *io.PipeWriter
+	stdoutEOF chan struct{}
 
-	pid    int
+	pid int
+	// mu orders signals to the group before the leader is reaped, after
+	// which its pid (and so the group id) could be reused.
+	mu     sync.Mutex
+	reaped bool
 	exited atomic.Bool
 	done   chan struct{}
-	// waitErr is set before done closes.
+	// waitErr is set before done closes, which happens once the pipes
+	// are drained.
 	waitErr error
 }
 
 var _ runner.Runner = (*procRunner)(nil)
 
+// Grace periods of a stopping plugin.
+const (
+	// termGrace is how long a plugin told to stop (SIGTERM) has to end
+	// its descendants and exit before its whole group is SIGKILLed.
+	termGrace = 500 * time.Millisecond
+	// pipeDrain is how long the host keeps reading what an exited plugin
+	// wrote before it closes the pipes that escaped descendants may hold.
+	pipeDrain = 250 * time.Millisecond
+)
+
 func newRunner(name string, logger hclog.Logger, cmd *exec.Cmd) *procRunner {
 	pr, pw := io.Pipe()
 	return &procRunner{
 		name: name, logger: logger, cmd: cmd,
-		stdout: pr, stdoutW: pw,
+		stdout: pr, stdoutW: pw, stdoutEOF: make(chan struct{}),
 		done: make(chan struct{}),
 	}
 }
@@ -63,26 +95,107 @@ func (r *procRunner) Start(context.Context) error {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 2 * time.Millisecond)
 		}
-		cmd := &exec.Cmd{Path: template.Path, Args: template.Args, Env: template.Env, Dir: template.Dir, SysProcAttr: template.SysProcAttr}
-		if r.rawStdout, err = cmd.StdoutPipe(); err != nil {
+		cmd := &exec.Cmd{Path: template.Path, Args: template.Args, Env: template.Env, Dir: template.Dir, ExtraFiles: template.ExtraFiles, SysProcAttr: template.SysProcAttr}
+		var outR, outW, errR, errW *os.File
+		if outR, outW, err = os.Pipe(); err != nil {
 			return err
 		}
-		if r.stderr, err = cmd.StderrPipe(); err != nil {
+		if errR, errW, err = os.Pipe(); err != nil {
+			outR.Close()
+			outW.Close()
 			return err
 		}
-		if err = spawn(cmd); err == nil {
+		cmd.Stdout, cmd.Stderr = outW, errW
+		err = spawn(cmd, r.atExec)
+		outW.Close()
+		errW.Close()
+		if err == nil {
 			r.cmd = cmd
 			r.pid = cmd.Process.Pid
+			r.rawStdout, r.stderr = outR, &eofReader{f: errR, eof: make(chan struct{})}
 			go r.filterStdout()
+			go r.watch()
 			return nil
+		}
+		outR.Close()
+		errR.Close()
+		if r.busy != nil && errors.Is(err, syscall.EPERM) {
+			r.traceDenied = true // PTRACE_TRACEME refused
+			break
 		}
 		if !errors.Is(err, syscall.ETXTBSY) {
 			break
+		}
+		if r.busy != nil {
+			// Someone has the plugin open for writing, so it cannot be
+			// run in place: run a sealed copy.
+			path, extra, berr := r.busy()
+			if berr != nil {
+				err = berr
+				break
+			}
+			r.busy, r.atExec = nil, nil
+			attr := *template.SysProcAttr
+			attr.Ptrace = false
+			template = &exec.Cmd{Path: path, Args: template.Args, Env: template.Env, Dir: template.Dir, ExtraFiles: extra, SysProcAttr: &attr}
 		}
 	}
 	_ = r.stdoutW.Close()
 	return err
 }
+
+// watch reaps the plugin: when it exits, everything left in its process
+// group is killed first (while its pid is still ours), then the pipes get
+// pipeDrain to deliver the last output before they are closed.
+func (r *procRunner) watch() {
+	if waitNoReap {
+		waitExit(r.pid)
+		r.mu.Lock()
+		killGroup(r.pid)
+		r.reaped = true
+		r.mu.Unlock()
+	}
+	// Orphans that left the group (setsid) and were adopted by us when
+	// the plugin died without ending them.
+	sweepAdopted()
+	err := r.cmd.Wait()
+	leaders.mu.Lock()
+	delete(leaders.m, r.pid)
+	leaders.mu.Unlock()
+	if !waitNoReap {
+		killGroup(r.pid)
+	}
+	r.waitErr = err
+	r.exited.Store(true)
+	drain := time.NewTimer(pipeDrain)
+	defer drain.Stop()
+	for _, eof := range []chan struct{}{r.stdoutEOF, r.stderr.eof} {
+		select {
+		case <-eof:
+		case <-drain.C:
+		}
+	}
+	_ = r.rawStdout.Close()
+	_ = r.stderr.f.Close()
+	close(r.done)
+}
+
+// eofReader tells when its reader saw the end of the stream.
+type eofReader struct {
+	f    *os.File
+	eof  chan struct{}
+	once sync.Once
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.f.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.eof) })
+	}
+	return n, err
+}
+
+func (e *eofReader) Close() error { return e.f.Close() }
 
 // handshakeLine finds go-plugin's handshake ("1|1|unix|/path|grpc|") in a
 // stdout line, also when a partial print without a newline precedes it.
@@ -98,6 +211,7 @@ func findHandshake(line string) (string, bool) {
 }
 
 func (r *procRunner) filterStdout() {
+	defer close(r.stdoutEOF)
 	defer r.stdoutW.Close()
 	sc := bufio.NewScanner(r.rawStdout)
 	sc.Buffer(make([]byte, 4096), 1<<20)
@@ -132,21 +246,40 @@ func (r *procRunner) Diagnose(context.Context) string {
 }
 
 func (r *procRunner) Wait(context.Context) error {
-	err := r.cmd.Wait()
-	r.waitErr = err
-	r.exited.Store(true)
-	close(r.done)
-	return err
+	<-r.done
+	return r.waitErr
 }
 
+// Kill asks the plugin to stop (SIGTERM: sdk.Serve then ends its
+// descendants, which a SIGKILL would orphan) and SIGKILLs its whole
+// process group if it is still there after termGrace.
 func (r *procRunner) Kill(context.Context) error {
 	if r.cmd.Process == nil {
 		return nil
 	}
-	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
+	r.signalGroup(false)
+	select {
+	case <-r.done:
+		return nil
+	case <-time.After(termGrace):
 	}
+	r.signalGroup(true)
 	return nil
+}
+
+// signalGroup sends SIGTERM to the plugin, or SIGKILL to its whole group,
+// unless it was already reaped.
+func (r *procRunner) signalGroup(kill bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reaped {
+		return
+	}
+	if kill {
+		killGroup(r.pid)
+	} else {
+		_ = syscall.Kill(r.pid, syscall.SIGTERM)
+	}
 }
 
 func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
@@ -154,31 +287,61 @@ func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return 
 
 // spawn starts commands from one goroutine locked to its OS thread. Linux
 // delivers Pdeathsig when the *thread* that forked the child exits, and the
-// Go runtime may retire threads; this thread never exits.
-func spawn(cmd *exec.Cmd) error {
+// Go runtime may retire threads; this thread never exits. It is also the
+// tracer of children started stopped at exec (Ptrace), and only the
+// tracer's thread may let them go: atExec runs there, while the child is
+// stopped, and a non-nil error kills the child instead.
+func spawn(cmd *exec.Cmd, atExec func(pid int) error) error {
 	spawnOnce.Do(func() {
+		becomeSubreaper()
 		spawnCh = make(chan spawnReq)
 		go func() {
 			runtime.LockOSThread()
 			for req := range spawnCh {
-				req.done <- req.cmd.Start()
+				leaders.mu.Lock()
+				err := startCmd(req.cmd, req.atExec)
+				if err == nil {
+					leaders.m[req.cmd.Process.Pid] = true
+				}
+				leaders.mu.Unlock()
+				req.done <- err
 			}
 		}()
 	})
-	req := spawnReq{cmd: cmd, done: make(chan error, 1)}
+	req := spawnReq{cmd: cmd, atExec: atExec, done: make(chan error, 1)}
 	spawnCh <- req
 	return <-req.done
 }
 
 type spawnReq struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd    *exec.Cmd
+	atExec func(pid int) error
+	done   chan error
 }
 
 var (
 	spawnOnce sync.Once
 	spawnCh   chan spawnReq
 )
+
+// leaders are the plugin processes this process started and has not
+// reaped: os/exec waits for them, so the sweep must not.
+var leaders = struct {
+	mu sync.Mutex
+	m  map[int]bool
+}{m: map[int]bool{}}
+
+var pluginCookie = []byte(sdk.Handshake.MagicCookieKey + "=" + sdk.Handshake.MagicCookieValue)
+
+// sweepAdopted ends the orphans of dead plugins that this process (a
+// subreaper) adopted: children that carry the plugin cookie and are not
+// a plugin we started. Holding leaders.mu keeps a plugin being started
+// from looking like an orphan.
+func sweepAdopted() {
+	leaders.mu.Lock()
+	defer leaders.mu.Unlock()
+	sdk.KillAdopted(func(pid int) bool { return leaders.m[pid] || !pluginDescendant(pid) })
+}
 
 // tail keeps the last bytes a plugin wrote to stderr, for start and crash
 // messages.

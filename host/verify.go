@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // fingerprint identifies one version of a file without reading it. Every
@@ -27,6 +29,9 @@ type fingerprint struct {
 	Ino     uint64 `json:"ino"`
 	MtimeNs int64  `json:"mtime_ns"`
 	CtimeNs int64  `json:"ctime_ns"`
+	// Settled marks a record taken under a read lease with a ctime older
+	// than fingerprintSettle; only such records let a launch skip the hash.
+	Settled bool `json:"settled"`
 }
 
 func statOf(f *os.File) (fingerprint, error) {
@@ -75,7 +80,8 @@ func parseFingerprint(b []byte) (fingerprint, error) {
 // fingerprints in memory and, with a state dir, on disk for the next
 // process.
 type verifier struct {
-	dir string // "" = memory only
+	dir    string        // "" = memory only
+	settle time.Duration // fingerprintSettle; tests shorten it
 
 	mu  sync.Mutex
 	mem map[string]fingerprint
@@ -84,7 +90,7 @@ type verifier struct {
 }
 
 func newVerifier(stateDir string) *verifier {
-	v := &verifier{mem: map[string]fingerprint{}}
+	v := &verifier{mem: map[string]fingerprint{}, settle: fingerprintSettle}
 	if stateDir != "" {
 		v.dir = filepath.Join(stateDir, "fingerprints")
 	}
@@ -140,10 +146,55 @@ func (v *verifier) store(fp fingerprint) {
 	}
 }
 
-// open opens p's binary and proves it is the one the registry recorded.
-// The host executes the returned descriptor itself, so the file that runs
-// is the file that was checked even if the path is swapped meanwhile.
-func (v *verifier) open(p Plugin) (*os.File, error) {
+// fingerprintSettle is how old a file's ctime must be before its
+// fingerprint is recorded. The kernel stamps ctime from a coarse clock, so a
+// write in the same tick as the recorded one could leave ctime unchanged;
+// a write after a settled record always gets a later ctime.
+const fingerprintSettle = 2 * time.Second
+
+// sealedBinary is a verified copy of a plugin binary that nobody can
+// change any more: a sealed memfd on Linux. The host executes this copy,
+// never the path, so the bytes that were checked are the bytes that run.
+type sealedBinary struct {
+	f      *os.File
+	script bool // starts with "#!": its interpreter opens it by name
+}
+
+// exec returns the path that executes the copy and the files the child
+// must inherit for it.
+func (s *sealedBinary) exec() (string, []*os.File) {
+	switch {
+	case !sealedCopies:
+		return s.f.Name(), nil
+	case s.script:
+		// The interpreter opens the script by the name the kernel gives
+		// it, so the copy must still be open after exec: it becomes the
+		// child's fd 3 (not close-on-exec) and the script's $0 is
+		// /proc/self/fd/3.
+		return "/proc/self/fd/3", []*os.File{s.f}
+	}
+	// Resolved by execve before close-on-exec descriptors close.
+	return fmt.Sprintf("/proc/self/fd/%d", s.f.Fd()), nil
+}
+
+func (s *sealedBinary) close() {
+	_ = s.f.Close()
+	if !sealedCopies {
+		_ = os.RemoveAll(filepath.Dir(s.f.Name()))
+	}
+}
+
+// seal copies p's binary into a sealed in-memory file and proves that the
+// copy is the binary the registry recorded. The bytes are hashed as they
+// are copied, so a writer racing the check changes nothing that runs.
+//
+// The hash is skipped only when the fingerprint recorded at an earlier full
+// check still matches and the kernel granted a read lease before the stat:
+// the lease proves no one has the file open for writing (a writable
+// mapping included) and holds off new writers until the copy is done, and
+// every write since the recorded check would have moved ctime (see
+// fingerprintSettle).
+func (v *verifier) seal(p Plugin) (*sealedBinary, error) {
 	f, err := os.Open(p.Path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -151,41 +202,99 @@ func (v *verifier) open(p Plugin) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("%w: skill %q: open plugin binary: %v", ErrStart, p.Name, err)
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = f.Close()
-		}
-	}()
+	defer f.Close()
+	release, leased := readLease(f)
+	defer release()
 	want := strings.ToLower(p.SHA256)
 	before, err := statOf(f)
 	if err != nil {
 		return nil, fmt.Errorf("%w: skill %q: stat plugin binary: %v", ErrStart, p.Name, err)
 	}
-	if rec, found := v.lookup(p.Path); found && rec.SHA256 == want && rec.sameFile(before) {
-		ok = true
-		return f, nil
+	rec, found := v.lookup(p.Path)
+	fast := leased && found && rec.Settled && rec.SHA256 == want && rec.sameFile(before)
+	dst, err := newSealable(filepath.Base(p.Path))
+	if err != nil {
+		return nil, fmt.Errorf("%w: skill %q: %v", ErrStart, p.Name, err)
 	}
-	v.hashes.Add(1)
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return nil, fmt.Errorf("%w: skill %q: read plugin binary: %v", ErrStart, p.Name, err)
+	s := &sealedBinary{f: dst}
+	ok := false
+	defer func() {
+		if !ok {
+			s.close()
+		}
+	}()
+	var h hash.Hash
+	var n int64
+	if fast {
+		n, err = copyInto(dst, f, nil)
+	} else {
+		v.hashes.Add(1)
+		h = sha256.New()
+		n, err = copyInto(dst, f, h)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: skill %q: copy plugin binary: %v", ErrStart, p.Name, err)
 	}
 	after, err := statOf(f)
 	if err != nil {
 		return nil, fmt.Errorf("%w: skill %q: stat plugin binary: %v", ErrStart, p.Name, err)
 	}
-	got := hex.EncodeToString(h.Sum(nil))
-	if !after.sameFile(before) {
-		return nil, tampered(p, "it changed while being verified")
+	unchanged := after.sameFile(before) && n == before.Size
+	if fast && !unchanged {
+		return nil, tampered(p, "it changed while being copied")
 	}
-	if got != want {
-		return nil, tampered(p, fmt.Sprintf("its sha256 is %s, the registry recorded %s", got, want))
+	if !fast {
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			return nil, tampered(p, fmt.Sprintf("its sha256 is %s, the registry recorded %s", got, want))
+		}
+		if leased && unchanged && time.Since(time.Unix(0, after.CtimeNs)) > v.settle {
+			after.Path, after.SHA256, after.Settled = p.Path, want, true
+			v.store(after)
+		}
 	}
-	after.Path, after.SHA256 = p.Path, want
-	v.store(after)
+	if err := seal(dst); err != nil {
+		return nil, fmt.Errorf("%w: skill %q: %v", ErrStart, p.Name, err)
+	}
+	var magic [2]byte
+	if m, _ := dst.ReadAt(magic[:], 0); m == 2 && magic == [2]byte{'#', '!'} {
+		s.script = true
+	}
 	ok = true
-	return f, nil
+	return s, nil
+}
+
+// checkExe proves that what the kernel is about to run as pid, stopped at
+// exec, is p's recorded binary. The kernel refuses to exec a file that
+// anyone has open for writing (a writable mapping included) and refuses
+// new writers while it runs, so the file /proc/pid/exe names cannot change
+// under us: an unchanged settled fingerprint proves it, else it is hashed.
+func (v *verifier) checkExe(p Plugin, pid int) error {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return fmt.Errorf("%w: skill %q: open the started plugin: %v", ErrStart, p.Name, err)
+	}
+	defer f.Close()
+	fp, err := statOf(f)
+	if err != nil {
+		return fmt.Errorf("%w: skill %q: stat the started plugin: %v", ErrStart, p.Name, err)
+	}
+	want := strings.ToLower(p.SHA256)
+	if rec, found := v.lookup(p.Path); found && rec.Settled && rec.SHA256 == want && rec.sameFile(fp) {
+		return nil
+	}
+	v.hashes.Add(1)
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("%w: skill %q: read the started plugin: %v", ErrStart, p.Name, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return tampered(p, fmt.Sprintf("its sha256 is %s, the registry recorded %s", got, want))
+	}
+	if time.Since(time.Unix(0, fp.CtimeNs)) > v.settle {
+		fp.Path, fp.SHA256, fp.Settled = p.Path, want, true
+		v.store(fp)
+	}
+	return nil
 }
 
 func tampered(p Plugin, why string) error {

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	skillv1 "github.com/agentskills/agent/proto/skill/v1"
 )
@@ -83,8 +86,21 @@ func (s *grpcServer) Describe(ctx context.Context, _ *skillv1.DescribeRequest) (
 	return resp, nil
 }
 
+// MetadataDeadline is the gRPC metadata key of a call's own deadline
+// (unix nanoseconds, decimal). The host gives the gRPC call a later one,
+// so that it can still hear the answer of a handler that stopped when it
+// was canceled; a plugin is killed only if no answer comes by then.
+const MetadataDeadline = "agent-deadline"
+
 func (s *grpcServer) Invoke(ctx context.Context, req *skillv1.InvokeRequest) (*skillv1.InvokeResponse, error) {
 	calls.Add(1)
+	if v := metadata.ValueFromIncomingContext(ctx, MetadataDeadline); len(v) == 1 {
+		if ns, err := strconv.ParseInt(v[0], 10, 64); err == nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, time.Unix(0, ns))
+			defer cancel()
+		}
+	}
 	res, err := s.impl.Invoke(ctx, req.GetTool(), req.GetArguments())
 	if err != nil {
 		var e *Error

@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+
+	"github.com/agentskills/agent/sdk/internal/proctree"
 )
 
 // ServeOpt configures Serve.
@@ -113,6 +115,8 @@ func Serve(s Skill, opts ...ServeOpt) {
 		},
 		Logger: cfg.logger,
 	})
+	// The host closed us: nothing this plugin started may outlive it.
+	proctree.KillDescendants()
 }
 
 // watchParent exits the plugin once its parent (the host) is gone: the
@@ -123,6 +127,7 @@ func watchParent(ppid int, every time.Duration, l hclog.Logger) {
 	for range t.C {
 		if os.Getppid() != ppid {
 			l.Warn("host process went away; plugin exiting", "host_pid", ppid)
+			proctree.KillDescendants()
 			os.Exit(3)
 		}
 	}

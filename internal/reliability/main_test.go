@@ -445,6 +445,18 @@ print("spawned", file=sys.stderr, flush=True)
 time.sleep(secs)
 print('{"done": true}')
 `,
+	// daemon starts a tagged child in a new session (setsid), which
+	// leaves the script's process group, then sleeps and exits.
+	"skills/scripty/scripts/daemon.py": `"""Start a setsid daemon. Usage: daemon.py TOKEN SECONDS [--json]"""
+import subprocess, sys, time
+if "--help" in sys.argv:
+    print(__doc__); sys.exit(0)
+token, secs = sys.argv[1], float(sys.argv[2])
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", token], start_new_session=True,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(secs)
+print('{"done": true}')
+`,
 	"skills/scripty/scripts/flood.py": `"""Write n MiB to stdout. Usage: flood.py MIB [--json]"""
 import sys
 if "--help" in sys.argv:

@@ -103,29 +103,50 @@ func TestReliabilityCrashSoak(t *testing.T) {
 			}
 		}
 	}
-	// Hangs: a call past its deadline costs one timeout error; the plugin
-	// is killed and the next call runs in a new process.
+	// Hangs: a call past its deadline costs one timeout error and is
+	// canceled in the plugin. A handler that stops keeps its plugin (the
+	// next call runs in the same process); one that ignores the cancel
+	// gets its plugin killed after host.CancelGrace, and the next call
+	// runs in a new process.
 	const hangs = 20
-	timeouts := 0
+	timeouts, kept, replaced := 0, 0, 0
 	for k := 0; k < hangs; k++ {
+		ignore := k%2 == 1
+		before := h.PID("crashy")
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		_, err := h.Invoke(ctx, "crashy", "hang", json.RawMessage(`{}`))
+		_, err := h.Invoke(ctx, "crashy", "hang", json.RawMessage(fmt.Sprintf(`{"ignore_cancel":%t}`, ignore)))
 		cancel()
 		var se *sdk.Error
 		if !errors.As(err, &se) || se.Code != sdk.CodeTimeout {
 			t.Fatalf("hang %d: want a timeout error, got %T %v", k, err, err)
 		}
 		timeouts++
+		if ignore {
+			// The bound only turns a plugin that is never killed into a
+			// failure instead of a hang.
+			for deadline := time.Now().Add(30 * time.Second); h.PID("crashy") == before; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("hang %d: the plugin ignoring the cancel was not killed", k)
+				}
+			}
+		}
 		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 		res, err := h.Invoke(ctx, "crashy", "work", json.RawMessage(`{"i":1}`))
 		cancel()
 		var out struct{ PID int }
-		if err != nil || json.Unmarshal(res.Value, &out) != nil || pids[out.PID] {
-			t.Fatalf("call after hang %d: %v (pid %d reused: %v)", k, err, out.PID, pids[out.PID])
+		if err != nil || json.Unmarshal(res.Value, &out) != nil {
+			t.Fatalf("call after hang %d: %v", k, err)
+		}
+		switch {
+		case !ignore && out.PID == before:
+			kept++
+		case ignore && !pids[out.PID]:
+			replaced++
+		default:
+			t.Fatalf("call after hang %d (ignore_cancel=%t) ran in pid %d, before %d", k, ignore, out.PID, before)
 		}
 		pids[out.PID] = true
 	}
-
 	// Concurrent callers share one plugin while it keeps crashing: every
 	// call still ends in a result or a structured error.
 	const workers, perWorker = 8, 250
@@ -202,7 +223,7 @@ func TestReliabilityCrashSoak(t *testing.T) {
 	if starts != wantStarts {
 		t.Errorf("%d crashes but %d process starts (want %d)", panics+exits, starts, wantStarts)
 	}
-	result("crash-soak", "%d sequential calls: %d ok, %d panics and %d exits each returned plugin_crashed, %d other errors; %d plugin process starts, %d successful calls right after a crash all ran in a new process; %d hung calls each returned timeout and the next call ran in a new process; %d concurrent calls from %d goroutines: %d ok, %d plugin_crashed, %d other structured, %d unstructured; after Close: %d children, %d new zombies, fds %d->%d, goroutines %d->%d",
-		calls, ok, panics, exits, other, starts, restarts, timeouts, workers*perWorker, workers, conc["ok"], conc[sdk.CodePluginCrashed],
+	result("crash-soak", "%d sequential calls: %d ok, %d panics and %d exits each returned plugin_crashed, %d other errors; %d plugin process starts, %d successful calls right after a crash all ran in a new process; %d hung calls each returned timeout (%d stopped when canceled and kept their process, %d ignored it and were killed after the grace period, the next call in a new process); %d concurrent calls from %d goroutines: %d ok, %d plugin_crashed, %d other structured, %d unstructured; after Close: %d children, %d new zombies, fds %d->%d, goroutines %d->%d",
+		calls, ok, panics, exits, other, starts, restarts, timeouts, kept, replaced, workers*perWorker, workers, conc["ok"], conc[sdk.CodePluginCrashed],
 		workers*perWorker-conc["ok"]-conc[sdk.CodePluginCrashed]-conc["unstructured"]-conc["crash-fated call succeeded"], conc["unstructured"], children, len(zombies), fdBefore, fdAfter, gBefore, gAfter)
 }

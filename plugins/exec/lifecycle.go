@@ -6,6 +6,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentskills/agent/sdk"
 )
 
 // stopWithParent makes the plugin clean up when it is told to stop or its
@@ -22,6 +24,9 @@ func stopWithParent() bool {
 	go func() {
 		sig := <-sigs
 		running.killAll()
+		// Daemons that left the scripts' groups: we are exiting, so every
+		// child goes, whoever waits for it.
+		sdk.KillAdopted(func(int) bool { return false })
 		os.Exit(128 + int(sig.(syscall.Signal)))
 	}()
 	if os.Getppid() != ppid {

@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentskills/agent/sdk"
 )
 
 // Error codes of the script tools (SPEC §9).
@@ -293,6 +295,11 @@ func (r *runner) run(ctx context.Context, argv []string, dir string, env []strin
 	killGroup(pid)    // descendants left behind by a script that exited
 	running.done(pid) // before the leader is reaped and its pid may be reused
 	err := cmd.Wait()
+	running.reaped(pid)
+	// Descendants that left the group (setsid daemons) and lost their
+	// parent were adopted by this process, a subreaper (sdk.Serve): end
+	// them too. Scripts still running are kept.
+	sdk.KillAdopted(running.has)
 	out.duration = time.Since(start)
 	out.stdout, out.stdoutTotal = stdout.buf.Bytes(), stdout.total
 	out.stderr = stderr.bytes()
@@ -320,12 +327,15 @@ func killGroup(pgid int) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// running tracks the process groups of scripts in flight so that a plugin
-// told to stop (SIGTERM, its parent gone) can kill them first.
+// running tracks the scripts in flight so that a plugin told to stop
+// (SIGTERM, its parent gone) can kill their groups first, and so that the
+// sweep of adopted orphans never reaps a child os/exec still waits for.
 var running = &groups{m: map[int]bool{}}
 
 type groups struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// m maps a script's pid to whether its group may still be signalled
+	// (false once it is about to be reaped); the pid leaves m once reaped.
 	m      map[int]bool
 	closed bool
 }
@@ -343,10 +353,26 @@ func (g *groups) start(cmd *osexec.Cmd) error {
 	return nil
 }
 
+// done: the script's group was killed and its leader is about to be
+// reaped, after which its pid may be reused.
 func (g *groups) done(pid int) {
+	g.mu.Lock()
+	g.m[pid] = false
+	g.mu.Unlock()
+}
+
+func (g *groups) reaped(pid int) {
 	g.mu.Lock()
 	delete(g.m, pid)
 	g.mu.Unlock()
+}
+
+// has reports a script that os/exec has not reaped yet.
+func (g *groups) has(pid int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.m[pid]
+	return ok
 }
 
 // killAll kills every running script's group and refuses new ones.
@@ -354,8 +380,10 @@ func (g *groups) killAll() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.closed = true
-	for pid := range g.m {
-		killGroup(pid)
+	for pid, live := range g.m {
+		if live {
+			killGroup(pid)
+		}
 	}
 }
 

@@ -13,6 +13,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -80,6 +83,13 @@ func skill() sdk.Skill {
 		sdk.NewTool("exit", "Exit with the code.", func(_ context.Context, in exitIn) (string, error) {
 			os.Exit(in.Code)
 			return "", nil
+		}),
+		sdk.NewTool("daemon", "Start a daemon (sh forks sleep, which calls setsid, and exits) and return its pid.", func(context.Context, empty) (int, error) {
+			out, err := exec.Command("/bin/sh", "-c", "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!").Output()
+			if err != nil {
+				return 0, err
+			}
+			return strconv.Atoi(strings.TrimSpace(string(out)))
 		}),
 		sdk.NewTool("hang", "Block until canceled, or forever.", func(ctx context.Context, in hangIn) (string, error) {
 			if in.IgnoreCancel {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -43,7 +44,13 @@ type workOut struct {
 }
 
 type hangIn struct {
-	Seconds int `json:"seconds,omitempty"`
+	Seconds      int  `json:"seconds,omitempty"`
+	IgnoreCancel bool `json:"ignore_cancel,omitempty"`
+}
+
+type daemonIn struct {
+	Token string `json:"token"`
+	Hang  bool   `json:"hang,omitempty"`
 }
 
 type bigIn struct {
@@ -72,12 +79,27 @@ func main() {
 			if d == 0 {
 				d = time.Hour
 			}
+			if in.IgnoreCancel {
+				time.Sleep(d)
+				return "done", nil
+			}
 			select {
 			case <-ctx.Done():
 				return "", ctx.Err()
 			case <-time.After(d):
 				return "done", nil
 			}
+		}),
+		sdk.NewTool("daemon", "Start a daemon tagged with token (sh starts it in a new session and exits); with hang, block until canceled.", func(ctx context.Context, in daemonIn) (string, error) {
+			script := `setsid python3 -c 'import time; time.sleep(600)' "$0" </dev/null >/dev/null 2>&1 &`
+			if err := exec.Command("/bin/sh", "-c", script, in.Token).Run(); err != nil {
+				return "", err
+			}
+			if in.Hang {
+				<-ctx.Done()
+				return "", ctx.Err()
+			}
+			return "started", nil
 		}),
 		sdk.NewTool("big", "Return a string of mb megabytes.", func(ctx context.Context, in bigIn) (string, error) {
 			return strings.Repeat("x", in.MB<<20), nil
