@@ -33,7 +33,7 @@ import (
 // record and the JSON line (each uvarint-length-prefixed), then the CRC-32C
 // of everything before it.
 
-const indexMagic = "agent-registry-index 3\n"
+const indexMagic = "agent-registry-index 4\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -296,6 +296,7 @@ func (e *enc) entry(x *Entry) {
 	e.str(x.Stamp)
 	e.str(x.PreviousDirHash)
 	e.bool(x.NamedOnly)
+	e.str(x.DirHash)
 	l := x.Listing
 	if l == nil {
 		e.bool(false)
@@ -488,6 +489,7 @@ func (d *dec) entry() Entry {
 	x.Stamp = d.str()
 	x.PreviousDirHash = d.str()
 	x.NamedOnly = d.bool()
+	x.DirHash = d.str()
 	if !d.bool() {
 		return x
 	}
