@@ -213,3 +213,38 @@ func syncSIGKILL(t *testing.T, kills int) string {
 	return fmt.Sprintf("%d runs (kill within the fastest uninterrupted sync, %v): %d killed by SIGKILL (%d before any change, %d part-way, %d with all 4 changes made), %d finished first; 0 broken, %d of %d completed by the next sync",
 		kills, fastest.Round(time.Millisecond), killed, states["before"], states["part-way"], states["after"], finished, kills, kills)
 }
+
+// TestKilledRollback stops rollback at each step of its swap: the skill is
+// at its current or its previous commit, its folder matches its entry,
+// and the next rollback completes.
+func TestKilledRollback(t *testing.T) {
+	t.Parallel()
+	for _, at := range []string{"update:staged", "update:swapped", "update:plugin", "registry:before-rename", "update:committed"} {
+		t.Run(strings.ReplaceAll(at, ":", "-"), func(t *testing.T) {
+			t.Parallel()
+			repo := gittest.NewRepo(t, map[string]string{"SKILL.md": skillMD("r"), "f": "1"})
+			s := newStore(t)
+			v1 := mustAdd(t, s, repo.FileURL(), nil, buildPrep)
+			repo.Commit(t, map[string]string{"f": "2"}, "2")
+			update(t, s, UpdateRequest{Names: []string{"r"}})
+			v2, _ := s.Get("r")
+			code, out := runHelper(t, s.Home, "rollback", "REGISTRY_SKILL=r", "REGISTRY_CRASH_AT="+at)
+			if code != helperExit {
+				t.Fatalf("rollback was not stopped at %s: exit %d: %s", at, code, out)
+			}
+			after := NewStore(s.Home)
+			entries := assertConsistent(t, after)
+			e := entries[0]
+			if !(e.CommitSHA == v2.CommitSHA && e.DirHash == v2.DirHash) && !(e.CommitSHA == v1.CommitSHA && e.DirHash == v1.DirHash) {
+				t.Fatalf("after the kill r is at %s %s: neither current nor previous", e.CommitSHA, e.DirHash)
+			}
+			if c, _, err := after.Verify(e, true); err != nil || !c.Empty() {
+				t.Fatalf("folder does not match the entry: %+v %v", c, err)
+			}
+			if code, out := runHelper(t, s.Home, "rollback", "REGISTRY_SKILL=r"); code != 0 {
+				t.Fatalf("rollback after the kill: exit %d: %s", code, out)
+			}
+			assertConsistent(t, after)
+		})
+	}
+}
