@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"sort"
 )
 
 // Sync actions: what making one skill equal to the lock takes.
@@ -74,11 +75,7 @@ func DiffLock(installed []Entry, l *Lock) []SyncChange {
 }
 
 func sortChanges(cs []SyncChange) {
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && cs[j].Name < cs[j-1].Name; j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
-		}
-	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 }
 
 // SyncRequest is what `agent skill sync` asks for.
