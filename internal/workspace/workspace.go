@@ -50,6 +50,9 @@ type Workspace struct {
 	hostOnce sync.Once
 	host     *host.Host
 	hostErr  error
+	// plugins are the definitions registered with host, with their use,
+	// so that StopIdle can stop a plugin nobody is calling.
+	plugins map[string]*pluginUse
 
 	checkMu sync.Mutex
 	checked map[string]bool // plugins whose skill passed checkSkill
@@ -282,12 +285,17 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
 	h := host.New(host.WithLogger(ws.Config.logger()), host.WithStateDir(stateDir))
+	ws.plugins = map[string]*pluginUse{}
+	register := func(p host.Plugin) {
+		ws.plugins[p.Name] = &pluginUse{def: p}
+		h.Register(p)
+	}
 	for _, as := range ws.Active {
 		e := as.Entry
 		if e.Plugin == nil || !runsCode(e) {
 			continue
 		}
-		h.Register(host.Plugin{
+		register(host.Plugin{
 			Name:   e.Canonical,
 			Path:   e.Plugin.Path,
 			SHA256: e.Plugin.SHA256,
@@ -301,13 +309,13 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 			h.Close()
 			return nil, err
 		}
-		h.Register(p)
+		register(p)
 	}
 	if p, ok, err := ws.basePlugin(); err != nil {
 		h.Close()
 		return nil, err
 	} else if ok {
-		h.Register(p)
+		register(p)
 	}
 	return h, nil
 }
@@ -363,6 +371,9 @@ func (ws *Workspace) Invoke(ctx context.Context, t *ToolRef, args json.RawMessag
 	h, err := ws.Host()
 	if err != nil {
 		return sdk.Result{}, err
+	}
+	if u := ws.plugins[t.Plugin]; u != nil {
+		defer u.begin()()
 	}
 	return h.Invoke(ctx, t.Plugin, t.Info.Name, args)
 }

@@ -22,11 +22,12 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 	)
 }
 
-// addToolCommands registers tools, call and the hidden __plugin command.
+// addToolCommands registers tools, call, mcp and the hidden __plugin command.
 func addToolCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(
 		newCmdTools(f, nil),
 		newCmdCall(f, nil),
 		newCmdPlugin(f, nil),
+		newCmdMCP(f, nil),
 	)
 }

@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/internal/mcp"
+	"github.com/agentskills/agent/internal/workspace"
+)
+
+type mcpOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+
+	HTTP        string
+	Token       string
+	Lazy        bool
+	IdleTimeout time.Duration
+	CallTimeout time.Duration
+}
+
+func newCmdMCP(f *Factory, runF func(context.Context, *mcpOptions) error) *cobra.Command {
+	opts := &mcpOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the active skills to an MCP client (Claude Code, Cursor, VS Code, Codex)",
+		Long: dedent(`
+			Serve the skills AGENT_SKILLS activates over the Model Context Protocol.
+			Tools are every active skill's tools, use_skill and the script tools;
+			prompts are the skills a person may invoke; resources are the skills'
+			files as skill://<name>/<path>. Adding, updating, removing, trusting or
+			untrusting a skill while serving tells the client that the lists
+			changed.
+
+			stdio is the default: the client starts 'agent mcp' and speaks on its
+			stdin and stdout; logs go to stderr (AGENT_LOG_LEVEL). The server ends
+			when the client closes stdin or on SIGTERM, and stops every plugin.
+
+			--http 127.0.0.1:PORT serves streamable HTTP at /mcp on loopback only.
+			Every request needs 'Authorization: Bearer <token>': --token, or the
+			token kept in $AGENT_HOME/state/mcp-token (made and printed once).
+
+			--lazy lists only use_skill, call_tool and the script tools: use_skill
+			returns a skill's instructions and its tools' schemas, call_tool calls
+			them. The client's context then holds the skill list, not every schema.
+
+			A plugin unused for --idle-timeout is stopped and starts again on its
+			next call.
+
+			'agent mcp config <client>' prints the snippet that registers the
+			server in claude, cursor, vscode or codex.
+		`),
+		Example: dedent(`
+			$ AGENT_SKILLS=all agent mcp
+			$ AGENT_SKILLS=all agent mcp --lazy
+			$ agent mcp --http 127.0.0.1:8765
+			$ AGENT_SKILLS=all agent mcp config claude > .mcp.json
+		`),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.HTTP, "http", "", "serve streamable HTTP at `127.0.0.1:PORT`/mcp instead of stdio")
+	cmd.Flags().StringVar(&opts.Token, "token", "", "bearer token for --http (default: kept in $AGENT_HOME/state/mcp-token)")
+	cmd.Flags().BoolVar(&opts.Lazy, "lazy", false, "list use_skill and call_tool instead of every tool schema")
+	cmd.Flags().DurationVar(&opts.IdleTimeout, "idle-timeout", mcp.DefaultIdleTimeout, "stop a plugin unused this long; it restarts on its next call (0: never)")
+	cmd.Flags().DurationVar(&opts.CallTimeout, "call-timeout", 0, "give up on one tool call after this long (default: no limit; the client may cancel)")
+	cmd.AddCommand(newCmdMCPConfig(f, nil))
+	return cmd
+}
+
+func mcpRun(ctx context.Context, opts *mcpOptions) error {
+	f := opts.Factory
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	if _, set := f.LookupEnv("GOGC"); !set {
+		// go-sdk allocates a fresh 32 KiB JSON decoder buffer for every
+		// message it unmarshals (several per tools/call), against a live
+		// heap of a few MB: at the default GOGC the server spends about
+		// half of a warm call collecting garbage. docs/benchmarks.md has
+		// the profile.
+		debug.SetGCPercent(mcpGCPercent)
+	}
+	idle := opts.IdleTimeout
+	if idle == 0 {
+		idle = -1 // the flag's 0 means never
+	}
+	log := slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slogLevel(cfg.LogLevel)}))
+	srv, err := mcp.New(ctx, mcp.Options{
+		Load: func(ctx context.Context) (*workspace.Workspace, error) {
+			return f.loadWorkspace(ctx)
+		},
+		Home:        cfg.Home,
+		Lazy:        opts.Lazy,
+		IdleTimeout: idle,
+		CallTimeout: opts.CallTimeout,
+		Version:     Version,
+		Logger:      log.With("component", "mcp"),
+	})
+	if err != nil {
+		return err
+	}
+	if opts.HTTP == "" {
+		return srv.ServeStdio(ctx)
+	}
+	token := opts.Token
+	if token == "" {
+		stateDir := filepath.Join(cfg.Home, "state")
+		var created bool
+		if token, created, err = mcp.LoadOrCreateToken(stateDir); err != nil {
+			srv.Close()
+			return err
+		}
+		if created {
+			fmt.Fprintf(opts.IO.ErrOut, "agent mcp: generated a bearer token (kept in %s): %s\n", filepath.Join(stateDir, mcp.TokenFile), token)
+		}
+	}
+	return srv.ServeHTTP(ctx, mcp.HTTPOptions{
+		Addr:  opts.HTTP,
+		Token: token,
+		Ready: func(addr string) {
+			fmt.Fprintf(opts.IO.ErrOut, "agent mcp: serving http://%s%s\n", addr, mcp.Path)
+		},
+	})
+}
+
+func slogLevel(s string) slog.Level {
+	switch s {
+	case "trace", "debug":
+		return slog.LevelDebug
+	case "info":
+		return slog.LevelInfo
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelWarn
+}
+
+// mcpGCPercent is agent mcp's GOGC unless the environment sets one.
+const mcpGCPercent = 400
+
+type mcpConfigOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+
+	Client string
+	Lazy   bool
+}
+
+func newCmdMCPConfig(f *Factory, runF func(context.Context, *mcpConfigOptions) error) *cobra.Command {
+	opts := &mcpConfigOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "config <claude|cursor|vscode|codex>",
+		Short: "Print the snippet that registers 'agent mcp' in an MCP client",
+		Long: dedent(`
+			Print the configuration that makes an MCP client start this agent
+			binary as the server "agent", with the AGENT_SKILLS and AGENT_HOME of
+			this shell. Where the snippet goes is printed on stderr.
+		`),
+		Example: dedent(`
+			$ AGENT_SKILLS=all agent mcp config claude > .mcp.json
+			$ agent mcp config codex --lazy >> ~/.codex/config.toml
+		`),
+		Args: exactArgs(1, "a client (claude, cursor, vscode or codex)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Client = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpConfigRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Lazy, "lazy", false, "register the server with --lazy")
+	return cmd
+}
+
+func mcpConfigRun(_ context.Context, opts *mcpConfigOptions) error {
+	f := opts.Factory
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	self, err := f.Executable()
+	if err != nil {
+		return fmt.Errorf("find the agent binary: %w", err)
+	}
+	l := mcp.Launch{Command: self, Args: []string{"mcp"}, Env: map[string]string{}}
+	if opts.Lazy {
+		l.Args = append(l.Args, "--lazy")
+	}
+	if cfg.Skills != "" {
+		l.Env["AGENT_SKILLS"] = cfg.Skills
+	}
+	if v, ok := f.LookupEnv("AGENT_HOME"); ok && v != "" {
+		l.Env["AGENT_HOME"] = cfg.Home
+	}
+	snippet, where, err := mcp.ClientConfig(opts.Client, l)
+	if err != nil {
+		return usageErr(err)
+	}
+	fmt.Fprint(opts.IO.Out, snippet)
+	fmt.Fprintf(opts.IO.ErrOut, "Put this in %s.\n", where)
+	if cfg.Skills == "" {
+		fmt.Fprintln(opts.IO.ErrOut, "warning: AGENT_SKILLS is not set, so the server would serve no skills; run again with AGENT_SKILLS=all (or the skills to serve)")
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Clients are the MCP clients ClientConfig knows, in the order help lists
+// them.
+var Clients = []string{"claude", "cursor", "vscode", "codex"}
+
+// ErrUnknownClient: ClientConfig was asked for a client it does not know.
+var ErrUnknownClient = errors.New("unknown MCP client")
+
+// Launch is how a client starts the server.
+type Launch struct {
+	Command string            // absolute path of the agent binary
+	Args    []string          // ["mcp"], plus "--lazy" and such
+	Env     map[string]string // e.g. AGENT_SKILLS
+}
+
+// ClientConfig is the snippet that registers the server as "agent" in
+// client, and where it goes.
+func ClientConfig(client string, l Launch) (snippet, where string, err error) {
+	server := map[string]any{"command": l.Command, "args": l.Args}
+	if len(l.Env) > 0 {
+		server["env"] = l.Env
+	}
+	switch client {
+	case "claude":
+		server["type"] = "stdio"
+		return jsonSnippet(map[string]any{"mcpServers": map[string]any{"agent": server}}),
+			".mcp.json in the project (or merge into ~/.claude.json), or run: claude mcp add-json agent '<the \"agent\" object>'", nil
+	case "cursor":
+		return jsonSnippet(map[string]any{"mcpServers": map[string]any{"agent": server}}),
+			"~/.cursor/mcp.json (or .cursor/mcp.json in the project)", nil
+	case "vscode":
+		server["type"] = "stdio"
+		return jsonSnippet(map[string]any{"servers": map[string]any{"agent": server}}),
+			".vscode/mcp.json in the workspace", nil
+	case "codex":
+		return codexTOML(l), "~/.codex/config.toml", nil
+	}
+	return "", "", fmt.Errorf("%w %q; choose one of %s", ErrUnknownClient, client, strings.Join(Clients, ", "))
+}
+
+func jsonSnippet(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b) + "\n"
+}
+
+// codexTOML writes the [mcp_servers.agent] table; strconv.Quote's escapes
+// are valid TOML basic strings for the paths and names used here.
+func codexTOML(l Launch) string {
+	var b strings.Builder
+	b.WriteString("[mcp_servers.agent]\n")
+	fmt.Fprintf(&b, "command = %s\n", strconv.Quote(l.Command))
+	args := make([]string, len(l.Args))
+	for i, a := range l.Args {
+		args[i] = strconv.Quote(a)
+	}
+	fmt.Fprintf(&b, "args = [%s]\n", strings.Join(args, ", "))
+	if len(l.Env) > 0 {
+		keys := make([]string, 0, len(l.Env))
+		for k := range l.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var kv []string
+		for _, k := range keys {
+			kv = append(kv, fmt.Sprintf("%s = %s", k, strconv.Quote(l.Env[k])))
+		}
+		fmt.Fprintf(&b, "env = { %s }\n", strings.Join(kv, ", "))
+	}
+	return b.String()
+}
