@@ -16,6 +16,9 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdVerify(f, nil),
 		newCmdInit(f, nil),
 		newCmdLink(f, nil),
+		newCmdLock(f, nil),
+		newCmdSync(f, nil),
+		newCmdRollback(f, nil),
 	)
 }
 
