@@ -296,7 +296,6 @@ func (e *enc) entry(x *Entry) {
 	e.str(x.Stamp)
 	e.str(x.PreviousDirHash)
 	e.bool(x.NamedOnly)
-	e.str(x.DirHash)
 	l := x.Listing
 	if l == nil {
 		e.bool(false)
@@ -489,7 +488,6 @@ func (d *dec) entry() Entry {
 	x.Stamp = d.str()
 	x.PreviousDirHash = d.str()
 	x.NamedOnly = d.bool()
-	x.DirHash = d.str()
 	if !d.bool() {
 		return x
 	}
