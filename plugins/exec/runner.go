@@ -22,7 +22,7 @@ const (
 	CodeNotFound         = "not_found"
 	CodeInvalidName      = "invalid_name"
 	CodeArgsTooLarge     = "args_too_large"
-	CodeTimeout          = "timeout"
+	CodeTimeout          = sdk.CodeTimeout
 	CodeParseError       = "parse_error"
 	CodeExecutionFailed  = "execution_failed"
 	CodePermissionDenied = "permission_denied"
