@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/agentskills/agent/internal/atomicfile"
 )
 
 // fingerprint identifies one version of a file without reading it. Every
@@ -137,7 +135,15 @@ func (v *verifier) store(fp fingerprint) {
 		return
 	}
 	b, _ := json.Marshal(fp)
-	_ = atomicfile.Write(v.recordPath(fp.Path), b, 0o600)
+	tmp, err := os.CreateTemp(v.dir, ".fp-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), v.recordPath(fp.Path)) != nil {
+		_ = os.Remove(tmp.Name())
+	}
 }
 
 // fingerprintSettle is how old a file's ctime must be before its

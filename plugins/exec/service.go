@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/agentskills/agent/internal/atomicfile"
 )
 
 // Skill is one active skill whose scripts the plugin may run.
@@ -402,7 +400,19 @@ func (c *helpCache) put(key string, res HelpResult) error {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return fmt.Errorf("write help cache: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(c.dir, key+".json"), b, 0o600); err != nil {
+	f, err := os.CreateTemp(c.dir, ".help-*")
+	if err != nil {
+		return fmt.Errorf("write help cache: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write help cache: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write help cache: %w", err)
+	}
+	if err := os.Rename(f.Name(), filepath.Join(c.dir, key+".json")); err != nil {
 		return fmt.Errorf("write help cache: %w", err)
 	}
 	return nil
