@@ -76,12 +76,19 @@ func inProcess(tb testing.TB, load func(context.Context) (*workspace.Workspace, 
 // to check it. procs reports processes started during the loop, cpu-ns/op
 // the CPU time this process used per list.
 func BenchmarkToolsList50(b *testing.B) {
-	b.Run("server/tools=50", func(b *testing.B) { benchListServer(b, 1) })
-	b.Run("server/tools=300", func(b *testing.B) { benchListServer(b, 6) })
+	b.Run("server/tools=50", func(b *testing.B) { benchListServer(b, 1, mcp.LineTransport) })
+	b.Run("server/tools=300", func(b *testing.B) { benchListServer(b, 6, mcp.LineTransport) })
+	// go-sdk's own IOTransport instead of the stdio transport `agent mcp`
+	// uses, for comparison.
+	b.Run("server-sdkio/tools=300", func(b *testing.B) { benchListServer(b, 6, sdkIO) })
 	b.Run("roundtrip", benchListRoundTrip)
 }
 
-func benchListServer(b *testing.B, tools int) {
+func sdkIO(r io.ReadCloser, w io.Writer) sdkmcp.Transport {
+	return &sdkmcp.IOTransport{Reader: r, Writer: w.(io.WriteCloser)}
+}
+
+func benchListServer(b *testing.B, tools int, transport func(io.ReadCloser, io.Writer) sdkmcp.Transport) {
 	srv, err := mcp.New(context.Background(), mcp.Options{Load: syntheticWorkspace(b, 50, tools), IdleTimeout: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -90,7 +97,7 @@ func benchListServer(b *testing.B, tools int) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.ServeTransport(ctx, &sdkmcp.IOTransport{Reader: inR, Writer: outW}) }()
+	go func() { defer close(done); _ = srv.ServeTransport(ctx, transport(inR, outW)) }()
 	defer func() { inW.Close(); cancel(); outR.Close(); <-done }()
 	out := bufio.NewReaderSize(outR, 1<<20)
 	send := func(line string) {
