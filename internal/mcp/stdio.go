@@ -99,6 +99,9 @@ func (c *lineConn) readLoop() {
 				err = fmt.Errorf("an inbound JSON-RPC message is longer than %d bytes", maxLine)
 			}
 			line = long
+			if cap(long) > 1<<20 {
+				long = nil // do not hold on to one huge message
+			}
 		}
 		var in inbound
 		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && (err == nil || err == io.EOF) {
@@ -118,7 +121,7 @@ func (c *lineConn) readLoop() {
 			return
 		}
 		if err != nil {
-			if len(in.msgs) > 0 { // the last line had no newline
+			if in.err != err { // the last line had no newline: EOF follows it
 				select {
 				case c.incoming <- inbound{err: err}:
 				case <-c.closed:

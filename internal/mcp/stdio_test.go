@@ -58,6 +58,7 @@ func TestLineConnRead(t *testing.T) {
 	}{
 		{"call", []string{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`}, "\n"},
 		{"string id", []string{`{"jsonrpc":"2.0","id":"a-1","method":"tools/list"}`}, "\n"},
+		{"no newline at the end", []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`}, ""},
 		{"notification", []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`}, "\n"},
 		{"empty method", []string{`{"jsonrpc":"2.0","id":2,"method":""}`}, "\n"},
 		{"response", []string{`{"jsonrpc":"2.0","id":3,"result":{"roots":[]}}`}, "\n"},
