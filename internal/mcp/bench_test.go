@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -153,9 +155,23 @@ func (m *cpuMeter) report(b *testing.B) {
 }
 
 // BenchmarkWarmCallInProcess is tools/call through the same server code
-// with the client in this process over a pipe pair: no extra process hops,
-// so a CPU profile shows what go-sdk and the server themselves cost.
+// with the client in this process: no extra process hops, so a CPU profile
+// shows what go-sdk and the server themselves cost. "stdio" serves on the
+// transport ServeStdio uses, over a pipe pair; "sdk-inmemory" on go-sdk's
+// in-memory transport.
 func BenchmarkWarmCallInProcess(b *testing.B) {
+	b.Run("stdio", func(b *testing.B) {
+		cr, sw := io.Pipe()
+		sr, cw := io.Pipe()
+		benchInProcess(b, mcp.LineTransport(sr, sw), &sdkmcp.IOTransport{Reader: cr, Writer: cw})
+	})
+	b.Run("sdk-inmemory", func(b *testing.B) {
+		ct, st := sdkmcp.NewInMemoryTransports()
+		benchInProcess(b, st, ct)
+	})
+}
+
+func benchInProcess(b *testing.B, st, ct sdkmcp.Transport) {
 	home := sharedHome(b)
 	srv, err := mcp.New(context.Background(), mcp.Options{
 		Load: func(ctx context.Context) (*workspace.Workspace, error) {
@@ -166,10 +182,14 @@ func BenchmarkWarmCallInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ct, st := sdkmcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.ServeTransport(ctx, st) }()
+	// The label marks the server's goroutines (and those they start) in a
+	// CPU profile: go tool pprof -tagfocus side=server.
+	go pprof.Do(ctx, pprof.Labels("side", "server"), func(ctx context.Context) {
+		defer close(done)
+		_ = srv.ServeTransport(ctx, st)
+	})
 	defer func() { cancel(); <-done }()
 	cs, err := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {

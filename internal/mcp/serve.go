@@ -34,7 +34,7 @@ const TokenFile = "mcp-token"
 // stdin or ctx ends, then stops every plugin.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.serve(ctx, func(ctx context.Context) error {
-		err := s.srv.Run(ctx, s.endOnEOF(&sdkmcp.StdioTransport{}))
+		err := s.srv.Run(ctx, s.endOnEOF(&lineTransport{r: os.Stdin, w: os.Stdout}))
 		if ctx.Err() != nil {
 			return nil
 		}

@@ -76,6 +76,8 @@ type Server struct {
 	sessMu   sync.Mutex
 	sessions map[*sdkmcp.ServerSession]sessionCalls
 
+	lists listCache // tools/list, prepared once per change
+
 	mu        sync.RWMutex
 	gen       *generation
 	tools     map[string]bool // names added to srv
@@ -127,6 +129,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		},
 		Instructions: instructions(ws),
 	})
+	s.srv.AddReceivingMiddleware(s.lists.middleware)
 	s.swap(ws)
 	return s, nil
 }
@@ -187,6 +190,7 @@ func (s *Server) swap(ws *workspace.Workspace) {
 		t := tools[name]
 		s.srv.AddTool(t.tool, t.handler)
 	})
+	s.lists.invalidate()
 	prompts := s.promptSet(ws)
 	s.prompts = replace(s.prompts, prompts, func(names []string) { s.srv.RemovePrompts(names...) }, func(name string) {
 		p := prompts[name]
