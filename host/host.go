@@ -332,7 +332,10 @@ func (h *Host) transportFailure(ctx context.Context, pr *proc, inst *instance, t
 			limit = fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
 		}
 		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the call was canceled", name, tool, limit)
-	case errors.Is(ctx.Err(), context.Canceled) || code == codes.Canceled:
+	case errors.Is(ctx.Err(), context.Canceled):
+		// Only the caller's own cancel: codes.Canceled with a live ctx is
+		// gRPC closing the connection of a plugin that was stopped or
+		// died under the call, which is a crash for this caller.
 		return sdk.Errorf(sdk.CodeCanceled, "%s.%s was canceled", name, tool)
 	case code == codes.ResourceExhausted && strings.Contains(status.Convert(err).Message(), "received message larger"):
 		return sdk.Errorf(sdk.CodeToolFailed, "%s.%s returned more than the %d MiB a result may hold (%v); ask the tool for less, for example a smaller page or a file path instead of the contents",
