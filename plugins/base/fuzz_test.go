@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -132,4 +133,61 @@ func FuzzParsePatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzExpandBraces expands arbitrary include globs: the result never
+// exceeds the limit, and, when the limit allows, equals the plain
+// recursive expansion (each group substituted into the rest of s) for
+// groups without a '{' inside.
+func FuzzExpandBraces(f *testing.F) {
+	for _, s := range []string{"", "*.go", "*.{ts,tsx}", "{a,b}/{c,d}", "{", "}{", "{a}{b}{c}", "{,}{,}{,}{,}{,}{,}{,}{,}{,}", "src/**/*.{go,mod,sum}", "{a{b,c}d}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := expandBraces(s, maxIncludeGlobs)
+		if ok && (len(got) == 0 || len(got) > maxIncludeGlobs) {
+			t.Fatalf("expandBraces(%q) = %d globs", s, len(got))
+		}
+		if strings.Count(s, "{") > 8 || strings.Count(s, ",") > 16 || nestedBraces(s) {
+			return // the reference is exponential, and it rescans a '{' inside a group
+		}
+		want := expandBracesRef(s)
+		if ok != (len(want) <= maxIncludeGlobs) {
+			t.Fatalf("expandBraces(%q) ok=%v with %d globs", s, ok, len(want))
+		}
+		if ok && !slices.Equal(got, want) {
+			t.Fatalf("expandBraces(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+func expandBracesRef(s string) []string {
+	i := strings.IndexByte(s, '{')
+	j := strings.IndexByte(s[max(i, 0):], '}')
+	if i < 0 || j < 0 {
+		return []string{s}
+	}
+	j += i
+	var out []string
+	for _, alt := range strings.Split(s[i+1:j], ",") {
+		out = append(out, expandBracesRef(s[:i]+alt+s[j+1:])...)
+	}
+	return out
+}
+
+func nestedBraces(s string) bool {
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			return false
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return false
+		}
+		if strings.Contains(s[i+1:i+j], "{") {
+			return true
+		}
+		s = s[i+j+1:]
+	}
 }
