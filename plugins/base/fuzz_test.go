@@ -2,6 +2,8 @@ package base
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,4 +192,49 @@ func nestedBraces(s string) bool {
 		}
 		s = s[i+j+1:]
 	}
+}
+
+// FuzzTodoFile starts todo from an arbitrary .agent/todos.json (the
+// workspace may hold anything there): the call fails with a message or
+// gives each new task an id that no other item of the list has.
+func FuzzTodoFile(f *testing.F) {
+	for _, s := range []string{``, `null`, `[]`, `[{"id":1,"title":"a"}]`, `[{"id":3},{"id":3}]`, `[{"id":-5}]`, `{"id":1}`, `[{"id":9223372036854775807,"title":"max"}]`} {
+		f.Add(s, uint8(1), 1)
+	}
+	root := f.TempDir()
+	s := &service{cfg: Config{Root: root}.withDefaults()}
+	state := filepath.Join(root, stateDir)
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data string, add uint8, done int) {
+		if err := os.WriteFile(filepath.Join(state, todoFile), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in := TodoInput{CompletedTodos: []int{done}}
+		for i := range int(add % 4) {
+			in.NewTodos = append(in.NewTodos, fmt.Sprint("task ", i))
+		}
+		before := map[int]bool{}
+		var list []Todo
+		if json.Unmarshal([]byte(data), &list) == nil {
+			for _, td := range list {
+				before[td.ID] = true
+			}
+		}
+		r, _, err := s.todo(context.Background(), in)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+			return
+		}
+		seen := map[int]bool{}
+		for _, td := range r.Todos[len(r.Todos)-len(in.NewTodos):] {
+			if before[td.ID] || seen[td.ID] {
+				t.Fatalf("new task %q got id %d, which the list %s already has", td.Title, td.ID, data)
+			}
+			seen[td.ID] = true
+		}
+	})
 }
