@@ -238,3 +238,59 @@ func FuzzTodoFile(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEditFile edits an arbitrary file with arbitrary old and new text. A
+// failed edit leaves the file as it was; a done edit is the replacement on
+// the LF-normalised text, and the text before the first match keeps its
+// bytes (line endings included).
+func FuzzEditFile(f *testing.F) {
+	for _, s := range [][3]string{
+		{"a\nb\nc\n", "b", "B"},
+		{"a\r\nb\r\nc\r\n", "a\nb", "x\ny"},
+		{"lf\ncrlf\r\nx\n", "x", "y"},
+		{"one\r\ntwo\nthree\r\n", "three", "3\n3"},
+		{"x x x", "x", "yy"},
+		{"a\r\r\nb", "a\r", "c"},
+	} {
+		f.Add(s[0], s[1], s[2], false)
+		f.Add(s[0], s[1], s[2], true)
+	}
+	root := f.TempDir()
+	s := &service{cfg: Config{Root: root}.withDefaults()}
+	file := filepath.Join(root, "f.txt")
+	f.Fuzz(func(t *testing.T, data, old, repl string, all bool) {
+		if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := s.editFile(context.Background(), EditInput{Path: "f.txt", OldText: old, NewText: repl, ReplaceAll: all})
+		got, rerr := os.ReadFile(file)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if err != nil {
+			if string(got) != data {
+				t.Fatalf("a failed edit (%v) changed the file: %q -> %q", err, data, got)
+			}
+			return
+		}
+		n := -1
+		if !all {
+			n = 1
+		}
+		if want := strings.Replace(lf(data), lf(old), lf(repl), n); lf(string(got)) != want {
+			t.Fatalf("edit %q: %q -> %q in %q gave %q, want %q (LF)", data, old, repl, lf(data), got, want)
+		}
+		// The bytes before the first match are kept as they were.
+		i := strings.Index(lf(data), lf(old))
+		raw := 0
+		for l := 0; l < i; l++ {
+			if strings.HasPrefix(data[raw:], "\r\n") {
+				raw++
+			}
+			raw++
+		}
+		if !strings.HasPrefix(string(got), data[:raw]) {
+			t.Fatalf("edit %q: %q -> %q changed the text before the match: %q", data, old, repl, got)
+		}
+	})
+}
