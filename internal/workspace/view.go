@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentskills/agent/plugins/exec"
@@ -65,6 +66,11 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	isSelected := make(map[string]bool, len(selected))
 	for _, e := range selected {
 		isSelected[e.Canonical] = true
+	}
+	for _, e := range all {
+		if slices.Contains(cfg.Always, e.Canonical) && (e.Trusted || e.Source == registry.SourceBundled) {
+			isSelected[e.Canonical] = true
+		}
 	}
 	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all))}
 	for _, e := range all {
