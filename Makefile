@@ -7,6 +7,8 @@ MOD       := github.com/agentskills/agent
 # Plugin modules that require the SDK like any author's (make generate pins them).
 EXAMPLES  := examples/skills/hello-extended/plugin
 FUZZTIME  ?= 30s
+# fuzz workers per target (the machine is shared; raise it on your own)
+FUZZPAR   ?= 1
 BENCHCOUNT ?= 6
 
 BENCHSTAT          := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
@@ -34,9 +36,10 @@ bench: ## run the benchmarks; benchstat prints medians (figures in docs/benchmar
 
 fuzz: ## run every fuzz target for FUZZTIME each; fails at the end if any target failed
 	@failed=""; for pkg in $$($(GO) list $(PKGS)); do \
-	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	  list=$$($(GO) test -list '^Fuzz' $$pkg 2>&1) || { echo "$$list"; failed="$$failed $$pkg(list)"; continue; }; \
+	  for t in $$(echo "$$list" | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || failed="$$failed $$pkg.$$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPAR) $$pkg || failed="$$failed $$pkg.$$t"; \
 	  done; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz targets failed:$$failed (crashers are in the package's testdata/fuzz)"; exit 1; fi

@@ -212,9 +212,8 @@ func (s *service) editFile(_ context.Context, in EditInput) (EditResult, string,
 	if !isText(data[:min(len(data), sniffLen)]) {
 		return EditResult{}, "", notText(in.Path, data)
 	}
-	crlf := bytes.Contains(data, []byte("\r\n"))
 	text := lf(string(data))
-	old, repl := lf(in.OldText), lf(in.NewText)
+	old := lf(in.OldText)
 	count := strings.Count(text, old)
 	switch {
 	case count == 0:
@@ -222,21 +221,70 @@ func (s *service) editFile(_ context.Context, in EditInput) (EditResult, string,
 	case count > 1 && !in.ReplaceAll:
 		return EditResult{}, "", errorf(CodeAmbiguous, "old_text occurs %d times in %s (at lines %s); add surrounding lines to make it unique, or set replace_all", count, in.Path, matchLines(text, old, 10))
 	}
+	n := 1
 	if in.ReplaceAll {
-		text = strings.ReplaceAll(text, old, repl)
-	} else {
-		text = strings.Replace(text, old, repl, 1)
+		n = count
 	}
-	if crlf {
-		text = strings.ReplaceAll(text, "\n", "\r\n")
-	}
-	if _, err := w.writeFile(in.Path, []byte(text)); err != nil {
+	if _, err := w.writeFile(in.Path, []byte(replaceLines(string(data), old, lf(in.NewText), n))); err != nil {
 		return EditResult{}, "", err
 	}
 	return EditResult{Path: in.Path, Replacements: count}, fmt.Sprintf("%d replacement(s) in %s", count, in.Path), nil
 }
 
 func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// replaceLines replaces the first n matches of old in lf(data) with repl
+// (both LF) and splices them into data itself, so that every line outside
+// a match keeps its ending even in a file that mixes LF and CRLF. repl's
+// lines end like the matched text's, or like the line the match is on.
+func replaceLines(data, old, repl string, n int) string {
+	var b strings.Builder
+	text := lf(data)
+	r, l := 0, 0 // a position in data and the same one in text
+	advance := func(to int) {
+		for ; l < to; l++ {
+			if strings.HasPrefix(data[r:], "\r\n") {
+				r++
+			}
+			r++
+		}
+	}
+	done := 0
+	for ; n < 0 || done < n; done++ {
+		i := strings.Index(text[l:], old)
+		if i < 0 {
+			break
+		}
+		from := r
+		advance(l + i)
+		b.WriteString(data[from:r])
+		start := r
+		advance(l + len(old))
+		if crlfAt(data, start, r) {
+			b.WriteString(strings.ReplaceAll(repl, "\n", "\r\n"))
+		} else {
+			b.WriteString(repl)
+		}
+	}
+	b.WriteString(data[r:])
+	return b.String()
+}
+
+// crlfAt reports whether text replacing data[start:end] should end its
+// lines with CRLF: as the match does, else as the line it is on, else as
+// the line before it.
+func crlfAt(data string, start, end int) bool {
+	if i := strings.IndexByte(data[start:end], '\n'); i >= 0 {
+		return i > 0 && data[start+i-1] == '\r'
+	}
+	if i := strings.IndexByte(data[end:], '\n'); i >= 0 {
+		return end+i > 0 && data[end+i-1] == '\r'
+	}
+	if i := strings.LastIndexByte(data[:start], '\n'); i >= 0 {
+		return i > 0 && data[i-1] == '\r'
+	}
+	return false
+}
 
 // matchLines lists the 1-based lines where old starts, at most n of them.
 func matchLines(text, old string, n int) string {

@@ -2,8 +2,11 @@ package base
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -130,6 +133,164 @@ func FuzzParsePatch(f *testing.F) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// FuzzExpandBraces expands arbitrary include globs: the result never
+// exceeds the limit, and, when the limit allows, equals the plain
+// recursive expansion (each group substituted into the rest of s) for
+// groups without a '{' inside.
+func FuzzExpandBraces(f *testing.F) {
+	for _, s := range []string{"", "*.go", "*.{ts,tsx}", "{a,b}/{c,d}", "{", "}{", "{a}{b}{c}", "{,}{,}{,}{,}{,}{,}{,}{,}{,}", "src/**/*.{go,mod,sum}", "{a{b,c}d}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := expandBraces(s, maxIncludeGlobs)
+		if ok && (len(got) == 0 || len(got) > maxIncludeGlobs) {
+			t.Fatalf("expandBraces(%q) = %d globs", s, len(got))
+		}
+		if strings.Count(s, "{") > 8 || strings.Count(s, ",") > 16 || nestedBraces(s) {
+			return // the reference is exponential, and it rescans a '{' inside a group
+		}
+		want := expandBracesRef(s)
+		if ok != (len(want) <= maxIncludeGlobs) {
+			t.Fatalf("expandBraces(%q) ok=%v with %d globs", s, ok, len(want))
+		}
+		if ok && !slices.Equal(got, want) {
+			t.Fatalf("expandBraces(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+func expandBracesRef(s string) []string {
+	i := strings.IndexByte(s, '{')
+	j := strings.IndexByte(s[max(i, 0):], '}')
+	if i < 0 || j < 0 {
+		return []string{s}
+	}
+	j += i
+	var out []string
+	for _, alt := range strings.Split(s[i+1:j], ",") {
+		out = append(out, expandBracesRef(s[:i]+alt+s[j+1:])...)
+	}
+	return out
+}
+
+func nestedBraces(s string) bool {
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			return false
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return false
+		}
+		if strings.Contains(s[i+1:i+j], "{") {
+			return true
+		}
+		s = s[i+j+1:]
+	}
+}
+
+// FuzzTodoFile starts todo from an arbitrary .agent/todos.json (the
+// workspace may hold anything there): the call fails with a message or
+// gives each new task an id that no other item of the list has.
+func FuzzTodoFile(f *testing.F) {
+	for _, s := range []string{``, `null`, `[]`, `[{"id":1,"title":"a"}]`, `[{"id":3},{"id":3}]`, `[{"id":-5}]`, `{"id":1}`, `[{"id":9223372036854775807,"title":"max"}]`} {
+		f.Add(s, uint8(1), 1)
+	}
+	root := f.TempDir()
+	s := &service{cfg: Config{Root: root}.withDefaults()}
+	state := filepath.Join(root, stateDir)
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data string, add uint8, done int) {
+		if err := os.WriteFile(filepath.Join(state, todoFile), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in := TodoInput{CompletedTodos: []int{done}}
+		for i := range int(add % 4) {
+			in.NewTodos = append(in.NewTodos, fmt.Sprint("task ", i))
+		}
+		before := map[int]bool{}
+		var list []Todo
+		if json.Unmarshal([]byte(data), &list) == nil {
+			for _, td := range list {
+				before[td.ID] = true
+			}
+		}
+		r, _, err := s.todo(context.Background(), in)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+			return
+		}
+		seen := map[int]bool{}
+		for _, td := range r.Todos[len(r.Todos)-len(in.NewTodos):] {
+			if before[td.ID] || seen[td.ID] {
+				t.Fatalf("new task %q got id %d, which the list %s already has", td.Title, td.ID, data)
+			}
+			seen[td.ID] = true
+		}
+	})
+}
+
+// FuzzEditFile edits an arbitrary file with arbitrary old and new text. A
+// failed edit leaves the file as it was; a done edit is the replacement on
+// the LF-normalised text, and the text before the first match keeps its
+// bytes (line endings included).
+func FuzzEditFile(f *testing.F) {
+	for _, s := range [][3]string{
+		{"a\nb\nc\n", "b", "B"},
+		{"a\r\nb\r\nc\r\n", "a\nb", "x\ny"},
+		{"lf\ncrlf\r\nx\n", "x", "y"},
+		{"one\r\ntwo\nthree\r\n", "three", "3\n3"},
+		{"x x x", "x", "yy"},
+		{"a\r\r\nb", "a\r", "c"},
+	} {
+		f.Add(s[0], s[1], s[2], false)
+		f.Add(s[0], s[1], s[2], true)
+	}
+	root := f.TempDir()
+	s := &service{cfg: Config{Root: root}.withDefaults()}
+	file := filepath.Join(root, "f.txt")
+	f.Fuzz(func(t *testing.T, data, old, repl string, all bool) {
+		if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := s.editFile(context.Background(), EditInput{Path: "f.txt", OldText: old, NewText: repl, ReplaceAll: all})
+		got, rerr := os.ReadFile(file)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if err != nil {
+			if string(got) != data {
+				t.Fatalf("a failed edit (%v) changed the file: %q -> %q", err, data, got)
+			}
+			return
+		}
+		n := -1
+		if !all {
+			n = 1
+		}
+		if want := strings.Replace(lf(data), lf(old), lf(repl), n); lf(string(got)) != want {
+			t.Fatalf("edit %q: %q -> %q in %q gave %q, want %q (LF)", data, old, repl, lf(data), got, want)
+		}
+		// The bytes before the first match are kept as they were.
+		i := strings.Index(lf(data), lf(old))
+		raw := 0
+		for l := 0; l < i; l++ {
+			if strings.HasPrefix(data[raw:], "\r\n") {
+				raw++
+			}
+			raw++
+		}
+		if !strings.HasPrefix(string(got), data[:raw]) {
+			t.Fatalf("edit %q: %q -> %q changed the text before the match: %q", data, old, repl, got)
 		}
 	})
 }

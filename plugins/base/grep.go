@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -117,15 +118,19 @@ func (m *lineMatcher) match(b []byte) bool {
 // any folder; ** across folders), after expanding {a,b}.
 type include []gitignore.Pattern
 
-func newInclude(glob string) include {
+func newInclude(glob string) (include, error) {
 	if glob == "" {
-		return nil
+		return nil, nil
+	}
+	globs, ok := expandBraces(glob, maxIncludeGlobs)
+	if !ok {
+		return nil, errorf(CodeInvalidArgs, "include %q expands to more than %d globs; use fewer {a,b} groups or run grep once per group", glob, maxIncludeGlobs)
 	}
 	var out include
-	for _, g := range expandBraces(glob) {
+	for _, g := range globs {
 		out = append(out, gitignore.ParsePattern(g, nil))
 	}
-	return out
+	return out, nil
 }
 
 func (in include) match(path []string) bool {
@@ -140,18 +145,52 @@ func (in include) match(path []string) bool {
 	return false
 }
 
-func expandBraces(s string) []string {
-	i := strings.IndexByte(s, '{')
-	j := strings.IndexByte(s[max(i, 0):], '}')
-	if i < 0 || j < 0 {
-		return []string{s}
+// maxIncludeGlobs bounds what {a,b} groups expand to: each group
+// multiplies the count, so 40 groups of {x,y} would be 2^40 globs.
+const maxIncludeGlobs = 256
+
+// expandBraces expands the {a,b} groups of s left to right (no nesting:
+// a group ends at the first '}'); ok is false when there would be more
+// than limit globs. It works group by group rather than recursing on the
+// rest of s, so a long run of groups costs neither stack nor a copy of s
+// per group.
+func expandBraces(s string, limit int) (out []string, ok bool) {
+	globs := [][]byte{nil}
+	for {
+		i := strings.IndexByte(s, '{')
+		j := -1
+		if i >= 0 {
+			j = strings.IndexByte(s[i:], '}')
+		}
+		if j < 0 {
+			break
+		}
+		j += i
+		alts := strings.Split(s[i+1:j], ",")
+		if len(globs)*len(alts) > limit {
+			return nil, false
+		}
+		next := make([][]byte, 0, len(globs)*len(alts))
+		for _, g := range globs {
+			g = append(g, s[:i]...)
+			for k, alt := range alts {
+				if k < len(alts)-1 {
+					next = append(next, append(slices.Clip(g), alt...))
+				} else {
+					next = append(next, append(g, alt...))
+				}
+			}
+		}
+		globs, s = next, s[j+1:]
 	}
-	j += i
-	var out []string
-	for _, alt := range strings.Split(s[i+1:j], ",") {
-		out = append(out, expandBraces(s[:i]+alt+s[j+1:])...)
+	if len(globs) > limit {
+		return nil, false
 	}
-	return out
+	out = make([]string, len(globs))
+	for k, g := range globs {
+		out[k] = string(append(g, s...))
+	}
+	return out, true
 }
 
 // dirJob is one folder's files to search, with the folder held open.
@@ -187,7 +226,11 @@ func (s *service) grep(ctx context.Context, in GrepInput) (GrepResult, string, e
 		return GrepResult{}, "", err
 	}
 	defer w.Close()
-	hits, skipped, err := w.search(ctx, in.Path, m, newInclude(in.Include))
+	inc, err := newInclude(in.Include)
+	if err != nil {
+		return GrepResult{}, "", err
+	}
+	hits, skipped, err := w.search(ctx, in.Path, m, inc)
 	if err != nil {
 		return GrepResult{}, "", err
 	}

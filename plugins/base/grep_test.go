@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,6 +64,7 @@ func TestGrepFiles(t *testing.T) {
 		{name: "no match", args: map[string]any{"pattern": "zzz_nothing"}, files: []string{}},
 		{name: "bad regexp", args: map[string]any{"pattern": "func("}, code: CodeInvalidArgs},
 		{name: "empty pattern", args: map[string]any{"pattern": ""}, code: CodeInvalidArgs},
+		{name: "include with too many brace groups", args: map[string]any{"pattern": "run", "include": strings.Repeat("{a,b}", 40)}, code: CodeInvalidArgs},
 		{name: "outside", args: map[string]any{"pattern": "x", "path": "../"}, code: CodePathOutside},
 		{name: "missing path", args: map[string]any{"pattern": "x", "path": "nope"}, code: CodeNotFound},
 	}

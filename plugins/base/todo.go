@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,6 +109,11 @@ func (s *service) todo(_ context.Context, in TodoInput) (TodoResult, string, err
 		next := 1
 		for i, t := range list {
 			byID[t.ID] = i
+			if t.ID > math.MaxInt-len(in.NewTodos)-1 && len(in.NewTodos) > 0 {
+				// A hand-edited file: the next id would wrap around and
+				// repeat one of the list's.
+				return nil, false, errorf(CodeInvalidArgs, "%s/%s has id %d, too large to number new todos after it; call clear_todo to start a new list", stateDir, todoFile, t.ID)
+			}
 			next = max(next, t.ID+1)
 		}
 		for _, id := range in.CompletedTodos {

@@ -11,7 +11,7 @@ import (
 
 // writeFiles creates files (slash paths relative to dir); content "->x"
 // makes a symbolic link to x and "/" a directory.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
