@@ -589,10 +589,13 @@ func FilterEnv(environ, allow []string) []string {
 	return out
 }
 
+var envPatternEscaper = strings.NewReplacer(`\\`, `\\\\`, `?`, `\\?`, `[`, `\\[`)
+
 func matchAny(patterns []string, name string) bool {
 	for _, p := range patterns {
-		// path.Match treats only '*', '?' and '[' specially; names have no '/'.
-		if ok, err := path.Match(p, name); err == nil && ok {
+		// SPEC §3: only '*' is a wildcard (as in plugins/exec's matchEnv);
+		// path.Match's '?', '[' and '\\' are escaped to be literal.
+		if ok, err := path.Match(envPatternEscaper.Replace(p), name); err == nil && ok {
 			return true
 		}
 	}
