@@ -57,10 +57,13 @@ const (
 // the registry and, for skills whose registry listing is missing or whose
 // SKILL.md changed since install, their SKILL.md.
 func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
-	all, err := AllEntries(ctx, cfg.Store())
+	store := cfg.Store()
+	all, err := AllEntries(ctx, store)
 	if err != nil {
 		return nil, err
 	}
+	listings := store.Listings()
+	defer listings.Close()
 	selected, warnings := registry.Select(all, cfg.Skills)
 	isSelected := make(map[string]bool, len(selected))
 	for _, e := range selected {
@@ -73,7 +76,7 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 			v.Skills = append(v.Skills, st)
 			continue
 		}
-		m, indexed := e.Indexed()
+		m, indexed := listings.Indexed(&e)
 		var err error
 		if indexed {
 			st.Problems = e.Listing.Warnings
