@@ -339,7 +339,7 @@ func (s *Store) read() ([]Entry, error) {
 			return entries, nil
 		}
 		if entries, recs, ok := s.readIndex(st); ok {
-			s.remember(st, entries, recs)
+			s.remember(st, recs)
 			return entries, nil
 		}
 	}
@@ -485,6 +485,6 @@ func (s *Store) write(entries []Entry) error {
 		_ = d.Sync()
 		d.Close()
 	}
-	s.indexed(entries, recs)
+	s.indexed(recs)
 	return nil
 }

@@ -64,14 +64,10 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	}
 	listings := store.Listings()
 	defer listings.Close()
-	selected, warnings := registry.Select(all, cfg.Skills)
-	isSelected := make(map[string]bool, len(selected))
-	for _, e := range selected {
-		isSelected[e.Canonical] = true
-	}
+	selected, warnings := registry.Selected(all, cfg.Skills)
 	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all))}
-	for _, e := range all {
-		st := SkillState{Entry: e, Selected: isSelected[e.Canonical]}
+	for i, e := range all {
+		st := SkillState{Entry: e, Selected: selected[i]}
 		if !st.Selected && scope != Every {
 			v.Skills = append(v.Skills, st)
 			continue

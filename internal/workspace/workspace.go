@@ -121,6 +121,7 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 		as := &ActiveSkill{Entry: e, Manifest: st.Manifest, Indexed: st.Indexed}
 		if st.Indexed && e.Listing != nil {
 			// Recorded at install: the folder is not read (SPEC §5).
+			as.Scripts = make([]exec.Script, 0, len(e.Listing.Runnable))
 			for _, rel := range e.Listing.Runnable {
 				base := path.Base(rel)
 				as.Scripts = append(as.Scripts, exec.Script{Name: strings.TrimSuffix(base, path.Ext(base)), Path: filepath.Join(e.Path, filepath.FromSlash(rel))})

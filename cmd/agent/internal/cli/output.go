@@ -46,6 +46,7 @@ func shortSHA(sha string) string {
 type table struct {
 	tw  *tabwriter.Writer
 	out *bufio.Writer
+	buf []byte // one row
 }
 
 func newTable(w io.Writer, header ...string) *table {
@@ -62,12 +63,18 @@ func newTable(w io.Writer, header ...string) *table {
 var cellReplacer = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 
 func (t *table) row(cols ...string) {
+	t.buf = t.buf[:0]
 	for i, c := range cols {
 		if strings.ContainsAny(c, "\t\n\r") {
-			cols[i] = cellReplacer.Replace(c)
+			c = cellReplacer.Replace(c)
 		}
+		if i > 0 {
+			t.buf = append(t.buf, '\t')
+		}
+		t.buf = append(t.buf, c...)
 	}
-	fmt.Fprintln(t.tw, strings.Join(cols, "\t"))
+	t.buf = append(t.buf, '\n')
+	_, _ = t.tw.Write(t.buf)
 }
 
 func (t *table) flush() error {
