@@ -40,6 +40,8 @@ type View struct {
 	Spec     string // AGENT_SKILLS
 	Skills   []SkillState
 	Warnings []string
+
+	all []registry.Entry // the entries of Skills, in order: Load's ws.All
 }
 
 // Scope says which skills' SKILL.md LoadView reads.
@@ -65,7 +67,7 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	listings := store.Listings()
 	defer listings.Close()
 	selected, warnings := registry.Selected(all, cfg.Skills)
-	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all))}
+	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all)), all: all}
 	for i, e := range all {
 		st := SkillState{Entry: e, Selected: selected[i]}
 		if !st.Selected && scope != Every {

@@ -99,10 +99,10 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws := &Workspace{Config: cfg, Warnings: v.Warnings, All: make([]registry.Entry, 0, len(v.Skills))}
-	for _, st := range v.Skills {
+	// v.all is this view's own copy of the entries: no second one.
+	ws := &Workspace{Config: cfg, Warnings: v.Warnings, All: v.all}
+	for i, st := range v.Skills {
 		e := st.Entry
-		ws.All = append(ws.All, e)
 		if st.Selected && !st.Active {
 			ws.fail(e.Name, st.Detail)
 		}
@@ -116,7 +116,7 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 				continue
 			}
 			e = fresh
-			ws.All[len(ws.All)-1] = e
+			ws.All[i] = e
 		}
 		as := &ActiveSkill{Entry: e, Manifest: st.Manifest, Indexed: st.Indexed}
 		if st.Indexed && e.Listing != nil {
