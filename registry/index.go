@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 	"unsafe"
@@ -67,34 +68,39 @@ const indexHead = 16 << 10
 
 // readIndex returns the entries of the index, and their records without
 // the registry.json lines, if it was made from the registry.json with
-// stamp st. It reads the records section only.
-func (s *Store) readIndex(st stamp) ([]Entry, []indexed, bool) {
+// stamp st. It reads the records section only; head is its checksum.
+func (s *Store) readIndex(st stamp) (entries []Entry, recs []indexed, head uint32, ok bool) {
 	f, err := os.Open(s.indexPath())
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	defer f.Close()
 	buf := make([]byte, indexHead)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && err != io.ErrUnexpectedEOF {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	buf = buf[:n]
 	end, ok := headEnd(buf, st)
 	if !ok {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	if end > len(buf) {
 		data := make([]byte, end)
 		copy(data, buf)
 		if _, err := io.ReadFull(f, data[len(buf):]); err != nil {
-			return nil, nil, false
+			return nil, nil, 0, false
 		}
 		buf = data
 	}
-	entries, recs, _, ok := decodeHead(buf[:end], st)
-	return entries, recs, ok
+	entries, recs, _, ok = decodeHead(buf[:end], st)
+	return entries, recs, headCRC(buf, end), ok
 }
+
+// headCRC is the checksum of the records section of an index whose
+// records section ends at end: what tells a writer that the lines it reads
+// later belong to the records it read first.
+func headCRC(data []byte, end int) uint32 { return binary.LittleEndian.Uint32(data[end-4 : end]) }
 
 // headEnd parses the header in b and returns where the records section's
 // CRC ends, so that a reader knows how much to read.
@@ -644,12 +650,13 @@ func (d *dec) entry() Entry {
 // that never asks (every listing).
 type known struct {
 	recs  []indexed
-	stamp stamp // zero if unknown
+	stamp stamp  // zero if unknown
+	head  uint32 // the checksum of the records section read, when the lines were not
 }
 
-func (s *Store) remember(st stamp, recs []indexed) {
+func (s *Store) remember(st stamp, recs []indexed, head uint32) {
 	s.indexMu.Lock()
-	s.lines = known{recs: recs, stamp: st}
+	s.lines = known{recs: recs, stamp: st, head: head}
 	s.indexMu.Unlock()
 }
 
@@ -688,8 +695,12 @@ func (s *Store) remembered() known {
 	if err != nil {
 		return k
 	}
-	_, recs, ok := decodeIndex(data, k.stamp)
-	if !ok || len(recs) != len(k.recs) {
+	end, ok := headEnd(data, k.stamp)
+	if !ok || end > len(data) || headCRC(data, end) != k.head {
+		return k
+	}
+	recs := slices.Clone(k.recs)
+	if !decodeLines(data[end:], recs) {
 		return k
 	}
 	s.lines.recs = recs
@@ -704,7 +715,7 @@ func (s *Store) indexed(recs []indexed) {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(st, recs)
+		s.remember(st, recs, 0)
 	}
 }
 
@@ -719,6 +730,6 @@ func (s *Store) heal(st stamp, entries []Entry) {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(st, recs)
+		s.remember(st, recs, 0)
 	}
 }

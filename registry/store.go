@@ -338,8 +338,8 @@ func (s *Store) read() ([]Entry, error) {
 		if entries, ok := s.unchanged(st); ok {
 			return entries, nil
 		}
-		if entries, recs, ok := s.readIndex(st); ok {
-			s.remember(st, recs)
+		if entries, recs, head, ok := s.readIndex(st); ok {
+			s.remember(st, recs, head)
 			return entries, nil
 		}
 	}
