@@ -29,7 +29,7 @@ demo: ## install the bundled example skill from this repo's git history and use 
 	bash examples/demo.sh
 
 bench: ## run the benchmarks; benchstat prints medians (figures in docs/benchmarks.md)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./host/ ./plugins/exec/ ./plugins/base/ ./cmd/... ./internal/... | tee bench.out
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./host/ ./plugins/exec/ ./plugins/base/ ./registry/ ./cmd/... ./internal/... ./sdk/... | tee bench.out
 	$(GO) run $(BENCHSTAT) bench.out
 
 fuzz: ## run every fuzz target for FUZZTIME each; fails at the end if any target failed

@@ -214,8 +214,19 @@ func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src Sourc
 	if err != nil {
 		return Entry{}, err
 	}
-	marker := filepath.Join(s.tmpDir(), canonical+".add."+sha)
-	err = s.lockedThen(func(entries []Entry) ([]Entry, error) {
+	if err := s.commitAdd(e, inst); err != nil {
+		return Entry{}, err
+	}
+	return e, nil
+}
+
+// commitAdd moves a staged skill into place and registers e. A kill at any
+// point leaves it either not installed or installed: recovery removes a
+// folder whose entry was not written (the .add marker).
+func (s *Store) commitAdd(e Entry, inst installable) error {
+	canonical := e.Canonical
+	marker := filepath.Join(s.tmpDir(), canonical+".add."+e.CommitSHA)
+	return s.lockedThen(func(entries []Entry) ([]Entry, error) {
 		if old, err := find(entries, canonical); err == nil {
 			return nil, alreadyInstalled(old)
 		}
@@ -239,10 +250,6 @@ func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src Sourc
 		_ = os.Remove(marker)
 		s.writeRecord(canonical, inst.record)
 	})
-	if err != nil {
-		return Entry{}, err
-	}
-	return e, nil
 }
 
 func alreadyInstalled(e Entry) error {

@@ -663,3 +663,20 @@ func depthFor(repo *git.Repository) int {
 	}
 	return 1
 }
+
+// fetchPinned fetches exactly the commit e records (sync, rollback)
+// and checks that the server handed over that commit, not whatever a ref
+// of that name points to now.
+func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*Snapshot, error) {
+	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.GitURL, e.CommitSHA, "", progress))
+	if errors.Is(err, ErrRefNotFound) {
+		return nil, fmt.Errorf("%w: commit %s is no longer in %s (history rewritten, or never pushed); it is not replaced by what a tag or branch holds now: pin a commit the server has (agent skill add, then agent skill lock)", ErrRefNotFound, short(e.CommitSHA), e.GitURL)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if snap.Commit != e.CommitSHA {
+		return nil, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", e.GitURL, short(e.CommitSHA), ErrCommitMismatch, short(snap.Commit))
+	}
+	return snap, nil
+}

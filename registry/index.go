@@ -407,6 +407,7 @@ func (e *enc) entry(x *Entry) {
 		e.str(x.Plugin.SHA256)
 	}
 	e.str(x.ManifestSHA256)
+	e.str(x.DirHash)
 	if x.Tools == nil {
 		e.uvarint(0)
 	} else {
@@ -419,8 +420,8 @@ func (e *enc) entry(x *Entry) {
 	}
 	e.str(x.PreviousSHA)
 	e.str(x.Stamp)
+	e.str(x.PreviousDirHash)
 	e.bool(x.NamedOnly)
-	e.str(x.DirHash)
 	l := x.Listing
 	if l == nil {
 		e.bool(false)
@@ -602,6 +603,7 @@ func (d *dec) entry() Entry {
 		x.Plugin = &Plugin{Path: d.str(), SHA256: d.str()}
 	}
 	x.ManifestSHA256 = d.str()
+	x.DirHash = d.str()
 	if n, ok := d.count(); ok {
 		x.Tools = make([]Tool, n)
 		for i := range x.Tools {
@@ -610,8 +612,8 @@ func (d *dec) entry() Entry {
 	}
 	x.PreviousSHA = d.str()
 	x.Stamp = d.str()
+	x.PreviousDirHash = d.str()
 	x.NamedOnly = d.bool()
-	x.DirHash = d.str()
 	if !d.bool() {
 		return x
 	}

@@ -52,6 +52,13 @@ func helperMain(op string) int {
 		_, err = s.Update(ctx, UpdateRequest{All: true}, buildPrep)
 	case "remove":
 		_, err = s.Remove(ctx, os.Getenv("REGISTRY_SKILL"))
+	case "rollback": // lock_process_test.go
+		_, err = s.Rollback(ctx, RollbackRequest{Name: os.Getenv("REGISTRY_SKILL")}, buildPrep)
+	case "sync": // lock_process_test.go
+		var l *Lock
+		if l, err = ReadLock(os.Getenv("REGISTRY_LOCK")); err == nil {
+			_, err = s.Sync(ctx, l, SyncRequest{Trust: func([]string) (bool, error) { return true, nil }}, buildPrep)
+		}
 	default:
 		err = fmt.Errorf("unknown op %q", op)
 	}

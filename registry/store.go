@@ -61,6 +61,9 @@ type Entry struct {
 	// Stamp fingerprints a linked (dev) skill's folder at its last build;
 	// a different stamp means its sources changed and it is relinked.
 	Stamp string `json:"stamp,omitempty"`
+	// PreviousDirHash is the h1: hash of PreviousSHA's folder, checked
+	// again by rollback.
+	PreviousDirHash string `json:"previous_dir_hash,omitempty"`
 
 	// NamedOnly skills are active only when AGENT_SKILLS names them: all
 	// and all-untrusted leave them out (the bundled base skill, whose

@@ -266,16 +266,26 @@ func writeTree(fsys fs.FS, dir, dst string) error {
 }
 
 func writeFile(fsys fs.FS, name, out string, d fs.DirEntry) error {
-	mode := os.FileMode(0o644)
-	if fi, err := d.Info(); err == nil && fi.Mode()&0o111 != 0 {
-		mode = 0o755
+	var fi fs.FileInfo
+	if info, err := d.Info(); err == nil {
+		fi = info
 	}
 	in, err := fsys.Open(name)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	f, err := os.OpenFile(out, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	return createCopy(out, in, fi)
+}
+
+// createCopy creates dst, which must not exist, with what in holds:
+// executable (0755) when fi is executable, else 0644.
+func createCopy(dst string, in io.Reader, fi fs.FileInfo) error {
+	mode := os.FileMode(0o644)
+	if fi != nil && fi.Mode()&0o111 != 0 {
+		mode = 0o755
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
 	if err != nil {
 		return err
 	}

@@ -181,25 +181,38 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		RepoDir: repoDir, SkillDir: skillDir, CommitSHA: newSHA, Version: version,
 	}
 	ne := e
-	ne.CommitSHA, ne.Version, ne.PreviousSHA = newSHA, version, e.CommitSHA
+	ne.CommitSHA, ne.Version, ne.PreviousSHA, ne.PreviousDirHash = newSHA, version, e.CommitSHA, e.DirHash
 	ne.UpdatedAt = s.now()
 	ne.Description = m.Description
 	inst, err := s.stage(ctx, w, st, prep, &ne)
 	if err != nil {
 		return res, err
 	}
-	newDir := filepath.Join(s.tmpDir(), e.Canonical+".new."+newSHA)
+	if err := s.commitMove(e, ne, inst); err != nil {
+		return res, err
+	}
+	res.Status = StatusUpdated
+	return res, nil
+}
+
+// commitMove swaps the staged folder of ne (a new commit of the installed
+// skill e) into place and writes ne; update, sync and rollback share it. A
+// kill at any point leaves e or ne installed: recovery swaps back a folder
+// whose entry was not written (the .new and .old names). It refuses when
+// the entry moved or its trust changed since e was read.
+func (s *Store) commitMove(e, ne Entry, inst installable) error {
+	newDir := filepath.Join(s.tmpDir(), e.Canonical+".new."+ne.CommitSHA)
 	oldDir := filepath.Join(s.tmpDir(), e.Canonical+".old."+e.CommitSHA)
-	err = s.lockedThen(func(entries []Entry) ([]Entry, error) {
+	return s.lockedThen(func(entries []Entry) ([]Entry, error) {
 		cur, err := find(entries, e.Canonical)
 		if err != nil {
 			return nil, err
 		}
 		if cur.CommitSHA != e.CommitSHA {
-			return nil, fmt.Errorf("it changed to %s while updating; run the update again", short(cur.CommitSHA))
+			return nil, fmt.Errorf("it changed to %s meanwhile; run the command again", short(cur.CommitSHA))
 		}
-		if cur.Trusted != ne.Trusted {
-			return nil, fmt.Errorf("its trust changed while updating; run the update again")
+		if cur.Trusted != e.Trusted {
+			return nil, fmt.Errorf("its trust changed meanwhile; run the command again")
 		}
 		if err := s.swapIn(inst.skill, newDir, oldDir, ne.Path); err != nil {
 			return nil, err
@@ -220,11 +233,6 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 			_ = os.RemoveAll(filepath.Dir(e.Plugin.Path))
 		}
 	})
-	if err != nil {
-		return res, err
-	}
-	res.Status = StatusUpdated
-	return res, nil
 }
 
 // localEdits lists files in the installed folder that differ from the

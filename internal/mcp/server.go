@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -416,9 +415,4 @@ func errorResult(code, msg string) *sdkmcp.CallToolResult {
 		Content:           []sdkmcp.Content{&sdkmcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 	}
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
 }

@@ -13,8 +13,11 @@ import (
 // Config is what a workspace is built from. A front end resolves it from
 // config.yaml, the environment and flags; nothing here reads them.
 type Config struct {
-	Home            string        // AGENT_HOME
-	Skills          string        // AGENT_SKILLS
+	Home   string // AGENT_HOME
+	Skills string // AGENT_SKILLS
+	// Always names skills active whatever AGENT_SKILLS says, when they
+	// are installed or bundled (`agent run` always has base, SPEC §14).
+	Always          []string
 	ScriptTimeout   time.Duration // limit of one script run
 	MaxScriptOutput int64         // bytes kept of a script's output
 	UV              string        // uv binary, "" to find it on PATH

@@ -40,8 +40,10 @@ func clampName(name string) string {
 	return name[:MaxToolName-len(suffix)] + suffix
 }
 
-// firstLine cuts s at its first line break and to max runes.
-func firstLine(s string, max int) string {
+// FirstLine cuts s at its first line break and to max runes (no limit
+// when max is 0), marking a cut with "…": descriptions in tables and
+// error text in one-line messages.
+func FirstLine(s string, max int) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}

@@ -99,7 +99,7 @@ func decodeSkillArgs(raw json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(raw, &s); err == nil {
 		return strings.Fields(s), nil
 	}
-	return nil, sdk.Errorf(sdk.CodeInvalidArgs, "args must be a list of strings or a string, got %s", firstLine(string(raw), 80))
+	return nil, sdk.Errorf(sdk.CodeInvalidArgs, "args must be a list of strings or a string, got %s", FirstLine(string(raw), 80))
 }
 
 func skillNotActive(ws *Workspace, name string) *sdk.Error {

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentskills/agent/plugins/exec"
@@ -67,6 +68,11 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	listings := store.Listings()
 	defer listings.Close()
 	selected, warnings := registry.Selected(all, cfg.Skills)
+	for i := range all {
+		if !selected[i] && slices.Contains(cfg.Always, all[i].Canonical) && (all[i].Trusted || all[i].Source == registry.SourceBundled) {
+			selected[i] = true
+		}
+	}
 	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all)), all: all}
 	for i, e := range all {
 		st := SkillState{Entry: e, Selected: selected[i]}

@@ -171,7 +171,7 @@ func (ws *Workspace) fail(name, reason string) {
 // shortReason is the first line of an error, enough to say why a skill did
 // not load without burying the other output.
 func shortReason(err error) string {
-	return firstLine(err.Error(), 200)
+	return FirstLine(err.Error(), 200)
 }
 
 // PrintWarnings writes the workspace's warnings to w.

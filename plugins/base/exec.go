@@ -9,11 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/agentskills/agent/internal/procgroup"
 )
 
 // ExecInput is exec's input.
@@ -85,40 +84,16 @@ func (s *service) run(ctx context.Context, command string, args []string, cwd st
 	}
 	out := newMiddleOut(s.cfg.MaxOutput)
 	cmd := &osexec.Cmd{Path: path, Args: append([]string{command}, args...), Env: env, Dir: dir, Stdout: out, Stderr: out}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
-	if err := running.start(cmd); err != nil {
+	if err := running.Start(cmd); err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return ExecResult{}, "", errorf(CodePermissionDenied, "cannot start %s: %v; check that it is an executable file", command, err)
 		}
 		return ExecResult{}, "", errorf(CodeExecutionFailed, "cannot start %s: %v; check the command name and that it exists in %s", command, err, shownDir(cwd))
 	}
-	pid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		// Wait without reaping, so the group id cannot be reused before the
-		// group is killed below.
-		var info unix.Siginfo
-		for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
-		}
-	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var timedOut bool
-	var ctxErr error
-	select {
-	case <-exited:
-	case <-timer.C:
-		timedOut = true
-	case <-ctx.Done():
-		ctxErr = ctx.Err()
-	}
-	killGroup(pid) // the command if still running, and whatever it left behind
-	<-exited
-	running.done(pid)
-	werr := cmd.Wait()
+	w := running.Wait(ctx, cmd, timeout) // kills the command if still running, and whatever it left behind
+	timedOut, ctxErr, werr := w.TimedOut, w.Ctx, w.Wait
 	res := ExecResult{Output: out.String(), Truncated: out.truncated(), DurationMS: time.Since(start).Milliseconds()}
 	switch {
 	case timedOut:
@@ -243,42 +218,6 @@ func lookPath(name string, env []string) (string, error) {
 	return "", errorf(CodeExecutionFailed, "command %q was not found on PATH; check its name, give its path, or use shell_command", name)
 }
 
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
-
 // running tracks the process groups of commands in flight so that a plugin
 // told to stop can kill them first.
-var running = &groups{m: map[int]bool{}}
-
-type groups struct {
-	mu     sync.Mutex
-	m      map[int]bool
-	closed bool
-}
-
-func (g *groups) start(cmd *osexec.Cmd) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return errors.New("the base plugin is shutting down")
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	g.m[cmd.Process.Pid] = true
-	return nil
-}
-
-func (g *groups) done(pid int) {
-	g.mu.Lock()
-	delete(g.m, pid)
-	g.mu.Unlock()
-}
-
-func (g *groups) killAll() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closed = true
-	for pid := range g.m {
-		killGroup(pid)
-	}
-}
+var running = procgroup.NewSet("the base plugin")

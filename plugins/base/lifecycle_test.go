@@ -39,7 +39,7 @@ func helperPlugin() int {
 	if err != nil {
 		return 10
 	}
-	if !stopWithParent() {
+	if !running.StopWithParent() {
 		return 11
 	}
 	args, _ := json.Marshal(map[string]any{"command": "sleep 300 & echo $! > " + os.Getenv("BASE_TEST_PID") + "; wait", "timeout_ms": 600000})

@@ -41,7 +41,7 @@ func helperPlugin() int {
 	if err != nil {
 		return 10
 	}
-	if !stopWithParent() {
+	if !running.StopWithParent() {
 		return 11
 	}
 	args, _ := json.Marshal(map[string]any{"skill_name": cfg.Skills[0].Name, "script_name": "group", "args": []string{os.Getenv("EXEC_TEST_PIDS"), "sleep"}})

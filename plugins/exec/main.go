@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-
-	"github.com/agentskills/agent/sdk"
 )
 
 // Main is the whole of `agent __plugin exec`: it reads Config from
@@ -18,12 +16,7 @@ func Main() int {
 		fmt.Fprintf(os.Stderr, "exec plugin: %v\n", err)
 		return 1
 	}
-	if !stopWithParent() {
-		return 1
-	}
-	sdk.Serve(New(cfg))
-	running.killAll()
-	return 0
+	return running.Serve(New(cfg))
 }
 
 func configFromEnv() (Config, error) {

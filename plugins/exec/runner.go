@@ -9,13 +9,11 @@ import (
 	osexec "os/exec"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -24,7 +22,7 @@ const (
 	CodeNotFound         = "not_found"
 	CodeInvalidName      = "invalid_name"
 	CodeArgsTooLarge     = "args_too_large"
-	CodeTimeout          = "timeout"
+	CodeTimeout          = sdk.CodeTimeout
 	CodeParseError       = "parse_error"
 	CodeExecutionFailed  = "execution_failed"
 	CodePermissionDenied = "permission_denied"
@@ -254,52 +252,21 @@ func (r *runner) run(ctx context.Context, argv []string, dir string, env []strin
 	cmd := osexec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = r.waitDelay
 	start := time.Now()
-	if err := running.start(cmd); err != nil {
+	if err := running.Start(cmd); err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return nil, errorf(CodePermissionDenied, "cannot start %s: %v; check that it is executable", argv[0], err)
 		}
 		return nil, errorf(CodeExecutionFailed, "cannot start %s: %v", argv[0], err)
 	}
-	pid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		// Wait without reaping, so the group id cannot be reused before the
-		// group is killed below.
-		var info unix.Siginfo
-		for {
-			err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-			if err != unix.EINTR {
-				return
-			}
-		}
-	}()
-	timer := time.NewTimer(r.timeout)
-	defer timer.Stop()
-	out := &outcome{}
-	var ctxErr error
-	select {
-	case <-exited:
-	case <-timer.C:
-		out.timedOut = true
-		killGroup(pid)
-		<-exited
-	case <-ctx.Done():
-		ctxErr = ctx.Err()
-		killGroup(pid)
-		<-exited
-	}
-	killGroup(pid)    // descendants left behind by a script that exited
-	running.done(pid) // before the leader is reaped and its pid may be reused
-	err := cmd.Wait()
-	running.reaped(pid)
+	w := running.Wait(ctx, cmd, r.timeout)
 	// Descendants that left the group (setsid daemons) and lost their
 	// parent were adopted by this process, a subreaper (sdk.Serve): end
 	// them too. Scripts still running are kept.
-	sdk.KillAdopted(running.has)
+	sdk.KillAdopted(running.Has)
+	out := &outcome{timedOut: w.TimedOut}
+	ctxErr, err := w.Ctx, w.Wait
 	out.duration = time.Since(start)
 	out.stdout, out.stdoutTotal = stdout.buf.Bytes(), stdout.total
 	out.stderr = stderr.bytes()
@@ -323,69 +290,10 @@ func (r *runner) run(ctx context.Context, argv []string, dir string, env []strin
 	return out, nil
 }
 
-func killGroup(pgid int) {
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-}
-
 // running tracks the scripts in flight so that a plugin told to stop
 // (SIGTERM, its parent gone) can kill their groups first, and so that the
 // sweep of adopted orphans never reaps a child os/exec still waits for.
-var running = &groups{m: map[int]bool{}}
-
-type groups struct {
-	mu sync.Mutex
-	// m maps a script's pid to whether its group may still be signalled
-	// (false once it is about to be reaped); the pid leaves m once reaped.
-	m      map[int]bool
-	closed bool
-}
-
-func (g *groups) start(cmd *osexec.Cmd) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return errors.New("the exec plugin is shutting down")
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	g.m[cmd.Process.Pid] = true
-	return nil
-}
-
-// done: the script's group was killed and its leader is about to be
-// reaped, after which its pid may be reused.
-func (g *groups) done(pid int) {
-	g.mu.Lock()
-	g.m[pid] = false
-	g.mu.Unlock()
-}
-
-func (g *groups) reaped(pid int) {
-	g.mu.Lock()
-	delete(g.m, pid)
-	g.mu.Unlock()
-}
-
-// has reports a script that os/exec has not reaped yet.
-func (g *groups) has(pid int) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	_, ok := g.m[pid]
-	return ok
-}
-
-// killAll kills every running script's group and refuses new ones.
-func (g *groups) killAll() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closed = true
-	for pid, live := range g.m {
-		if live {
-			killGroup(pid)
-		}
-	}
-}
+var running = procgroup.NewSet("the exec plugin")
 
 // capWriter keeps the first max bytes and counts (but drops) the rest, so a
 // chatty script never blocks on a full pipe and memory stays bounded.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -268,9 +269,9 @@ func addListRun(ctx context.Context, opts *addOptions, src registry.Source) erro
 	}
 	t := newTable(opts.IO.Out, "NAME", "PATH", "DESCRIPTION")
 	for _, j := range out {
-		desc := firstLine(j.Description, 72)
+		desc := workspace.FirstLine(j.Description, 72)
 		if j.Error != "" {
-			desc = "invalid: " + firstLine(j.Error, 64)
+			desc = "invalid: " + workspace.FirstLine(j.Error, 64)
 		}
 		name := j.Name
 		if j.Duplicate {

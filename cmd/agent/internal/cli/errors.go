@@ -104,7 +104,7 @@ func init() {
 		hint{is(registry.ErrUnreachable), "check your network connection and the host name, then try again"},
 		hint{isUnless(registry.ErrNoSkill, "a skill needs a SKILL.md"), "name one of the skills found as the [skill] argument: agent skill add <source> <skill>"},
 		hint{is(registry.ErrAmbiguousSkill), "name the one you want as the [skill] argument: agent skill add <source> <skill>"},
-		hint{is(registry.ErrRefNotFound), "check the branch, tag or SHA given with --ref or source@ref"},
+		hint{isUnless(registry.ErrRefNotFound, "history rewritten"), "check the branch, tag or SHA given with --ref or source@ref"},
 		hint{is(registry.ErrNoMatchingVersion), "relax the version constraint, or pick a branch or tag with --ref"},
 
 		hint{is(host.ErrTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},

@@ -27,6 +27,10 @@ type Config struct {
 	MaxScriptOutput int64         // AGENT_MAX_SCRIPT_OUTPUT, bytes
 	UV              string        // AGENT_UV
 	LogLevel        string        // AGENT_LOG_LEVEL
+	// agent run (SPEC §16): model:, instruction: and approve: in config.yaml.
+	Model       string
+	Instruction string
+	Approve     string
 }
 
 // Factory hands commands what they need, built lazily so that a command pays
@@ -214,7 +218,8 @@ func (f *Factory) loadConfig() (*Config, error) {
 		}
 	}
 
-	cfg := &Config{Home: home, UV: v.GetString("uv"), LogLevel: strings.ToLower(v.GetString("log_level"))}
+	cfg := &Config{Home: home, UV: v.GetString("uv"), LogLevel: strings.ToLower(v.GetString("log_level")),
+		Model: v.GetString("model"), Instruction: v.GetString("instruction"), Approve: v.GetString("approve")}
 	// AGENT_SKILLS="" means "no skills" and must not fall back to config.yaml.
 	if s, ok := f.LookupEnv("AGENT_SKILLS"); ok {
 		cfg.Skills = s

@@ -3,7 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,9 +124,9 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 	kv := newTable(w)
 	kv.row("name:", e.Name)
 	if m != nil {
-		kv.row("description:", firstLine(m.Description, 0))
+		kv.row("description:", workspace.FirstLine(m.Description, 0))
 	} else if e.Description != "" {
-		kv.row("description:", firstLine(e.Description, 0))
+		kv.row("description:", workspace.FirstLine(e.Description, 0))
 	}
 	kv.row("version:", versionOrDash(e.Version))
 	kv.row("source:", entrySource(e))
@@ -169,7 +170,7 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 		fmt.Fprintln(w, "\ntools:")
 		t := newTable(w)
 		for _, tool := range e.Tools {
-			t.row("  "+tool.Name, firstLine(tool.Description, 80))
+			t.row("  "+tool.Name, workspace.FirstLine(tool.Description, 80))
 		}
 		t.flush()
 	}
@@ -237,20 +238,11 @@ func manifestFields(m *registry.Manifest) [][2]string {
 	add("context", m.Context)
 	add("agent", m.Agent)
 	add("model", m.Model)
-	for _, k := range sortedKeys(m.Metadata) {
+	for _, k := range slices.Sorted(maps.Keys(m.Metadata)) {
 		add("metadata."+k, fmt.Sprint(m.Metadata[k]))
 	}
-	for _, k := range sortedKeys(m.Extra) {
+	for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
 		add(k+" (unknown)", fmt.Sprint(m.Extra[k]))
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

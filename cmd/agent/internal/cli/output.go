@@ -101,18 +101,6 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// firstLine cuts s at its first line break and to max runes, for tables.
-func firstLine(s string, max int) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	r := []rune(strings.TrimSpace(s))
-	if max > 0 && len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return string(r)
-}
-
 // dedent removes the common leading tabs of a raw string literal's lines and
 // the first and last line breaks, so help text can be indented with the code.
 func dedent(s string) string {

@@ -127,6 +127,11 @@ func exitCode(ios *IOStreams, err error) int {
 	if errors.Is(err, errSilent) {
 		return 1
 	}
+	var es *exitStatus
+	if errors.As(err, &es) {
+		fmt.Fprintf(ios.ErrOut, "agent: %s\n", describe(err))
+		return es.code
+	}
 	var ue *usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		fmt.Fprintf(ios.ErrOut, "agent: %v\n", err)

@@ -64,6 +64,10 @@ func TestScripts(t *testing.T) {
 			"newtag":  cmdNewTag,
 			"tamper":  cmdTamper,
 			"entries": cmdEntries,
+			// lock_*.txtar (cmds_lock_test.go)
+			"movetag":    cmdMoveTag,
+			"rewrite":    cmdRewrite,
+			"lockcommit": cmdLockCommit,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

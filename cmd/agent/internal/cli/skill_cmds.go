@@ -16,6 +16,9 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdVerify(f, nil),
 		newCmdInit(f, nil),
 		newCmdLink(f, nil),
+		newCmdLock(f, nil),
+		newCmdSync(f, nil),
+		newCmdRollback(f, nil),
 	)
 }
 
@@ -26,5 +29,6 @@ func addToolCommands(root *cobra.Command, f *Factory) {
 		newCmdCall(f, nil),
 		newCmdPlugin(f, nil),
 		newCmdMCP(f, nil),
+		newCmdRun(f, nil),
 	)
 }

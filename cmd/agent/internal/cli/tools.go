@@ -91,7 +91,7 @@ func toolsRun(ctx context.Context, opts *toolsOptions) error {
 		if t.Shadowed {
 			name = t.Qualified()
 		}
-		tw.row(name, t.Skill, firstLine(t.Info.Description, 100))
+		tw.row(name, t.Skill, workspace.FirstLine(t.Info.Description, 100))
 	}
 	return tw.flush()
 }

@@ -1,0 +1,5 @@
+package run
+
+import "encoding/json"
+
+func jsonUnmarshalString(s string, v any) error { return json.Unmarshal([]byte(s), v) }
