@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,13 +28,17 @@ import (
 //
 // Each record also keeps the entry's registry.json line, so that a writer
 // that changes one entry re-encodes only that one (registry.json holds one
-// compact entry per line; see writeRegistry).
+// compact entry per line; see writeRegistry). The lines are a section of
+// their own after the records, with their own checksum: readers (every
+// listing) read only the records, about half of the file; a writer reads
+// the lines when it writes (remembered).
 //
-// Layout: magic, stamp (5 uvarints), count, then per entry the binary
-// record and the JSON line (each uvarint-length-prefixed), then the CRC-32C
-// of everything before it.
+// Layout: magic, stamp (5 uvarints), count, the length of the records
+// section, the records (each uvarint-length-prefixed), the CRC-32C of
+// everything before it; then the lines (each uvarint-length-prefixed) and
+// the CRC-32C of the lines.
 
-const indexMagic = "agent-registry-index 4\n"
+const indexMagic = "agent-registry-index 5\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -54,86 +59,186 @@ func statStamp(p string) (stamp, error) {
 // indexed is one entry as the index holds it.
 type indexed struct {
 	rec  []byte // binary record
-	line []byte // registry.json line (compact JSON, no trailing comma)
+	line []byte // registry.json line (compact JSON, no trailing comma); nil until read
 }
 
-// readIndex returns the entries of the index if it was made from the
-// registry.json with stamp st.
-func (s *Store) readIndex(st stamp) ([]Entry, []indexed, bool) {
-	data, err := os.ReadFile(s.indexPath())
+// indexHead is how much of the index readIndex reads first: the header,
+// and the whole records section of a small registry.
+const indexHead = 16 << 10
+
+// readIndex returns the entries of the index, and their records without
+// the registry.json lines, if it was made from the registry.json with
+// stamp st. It reads the records section only; head is its checksum.
+func (s *Store) readIndex(st stamp) (entries []Entry, recs []indexed, head uint32, ok bool) {
+	f, err := os.Open(s.indexPath())
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
-	return decodeIndex(data, st)
+	defer f.Close()
+	buf := make([]byte, indexHead)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return nil, nil, 0, false
+	}
+	buf = buf[:n]
+	end, ok := headEnd(buf, st)
+	if !ok {
+		return nil, nil, 0, false
+	}
+	if end > len(buf) {
+		data := make([]byte, end)
+		copy(data, buf)
+		if _, err := io.ReadFull(f, data[len(buf):]); err != nil {
+			return nil, nil, 0, false
+		}
+		buf = data
+	}
+	entries, recs, _, ok = decodeHead(buf[:end], st)
+	return entries, recs, headCRC(buf, end), ok
 }
 
-func decodeIndex(data []byte, st stamp) (entries []Entry, lines []indexed, ok bool) {
-	defer func() {
-		if recover() != nil { // a damaged index is only a slow read
-			entries, lines, ok = nil, nil, false
-		}
-	}()
-	if len(data) < len(indexMagic)+4 || string(data[:len(indexMagic)]) != indexMagic {
-		return nil, nil, false
+// headCRC is the checksum of the records section of an index whose
+// records section ends at end: what tells a writer that the lines it reads
+// later belong to the records it read first.
+func headCRC(data []byte, end int) uint32 { return binary.LittleEndian.Uint32(data[end-4 : end]) }
+
+// headEnd parses the header in b and returns where the records section's
+// CRC ends, so that a reader knows how much to read.
+func headEnd(b []byte, st stamp) (end int, ok bool) {
+	if len(b) < len(indexMagic) || string(b[:len(indexMagic)]) != indexMagic {
+		return 0, false
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
-		return nil, nil, false
-	}
-	d := &dec{b: body, s: unsafe.String(&body[0], len(body)), off: len(indexMagic)}
+	d := &dec{b: b, off: len(indexMagic)}
 	for i := range st {
 		if d.uvarint() != st[i] {
-			return nil, nil, false
+			return 0, false
 		}
 	}
-	n := d.uvarint()
-	if n > uint64(len(body)) {
-		return nil, nil, false
+	d.uvarint() // count
+	size := d.uvarint()
+	if d.err || size > 1<<40 {
+		return 0, false
 	}
-	entries = make([]Entry, 0, n)
-	lines = make([]indexed, 0, n)
+	return d.off + int(size) + 4, true
+}
+
+// decodeHead decodes the header and records section at the start of data
+// (at least headEnd bytes) and returns where the lines section starts.
+func decodeHead(data []byte, st stamp) (entries []Entry, recs []indexed, linesAt int, ok bool) {
+	defer func() {
+		if recover() != nil { // a damaged index is only a slow read
+			entries, recs, linesAt, ok = nil, nil, 0, false
+		}
+	}()
+	end, ok := headEnd(data, st)
+	if !ok || end > len(data) || end < len(indexMagic)+4 {
+		return nil, nil, 0, false
+	}
+	body := data[:end-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[end-4:end]) {
+		return nil, nil, 0, false
+	}
+	d := &dec{b: body, s: unsafe.String(&body[0], len(body)), off: len(indexMagic)}
+	for range st {
+		d.uvarint()
+	}
+	n := d.uvarint()
+	d.uvarint() // size of the records section
+	if d.err || n > uint64(len(body)) {
+		return nil, nil, 0, false
+	}
+	// A little room at the end lets workspace.AllEntries merge in the
+	// bundled skills without copying every entry.
+	entries = make([]Entry, 0, n+4)
+	recs = make([]indexed, 0, n)
 	for i := uint64(0); i < n; i++ {
 		i, j := d.take(d.uvarint())
-		line := d.bytes()
 		if d.err {
-			return nil, nil, false
+			return nil, nil, 0, false
 		}
 		rec := d.b[i:j:j]
 		rd := &dec{b: rec, s: d.s[i:j]}
 		e := rd.entry()
 		if rd.err || rd.off != len(rec) {
-			return nil, nil, false
+			return nil, nil, 0, false
 		}
 		entries = append(entries, e)
-		lines = append(lines, indexed{rec: rec, line: line})
+		recs = append(recs, indexed{rec: rec})
 	}
 	if d.off != len(body) {
+		return nil, nil, 0, false
+	}
+	return entries, recs, end, true
+}
+
+// decodeIndex decodes a whole index, lines included.
+func decodeIndex(data []byte, st stamp) (entries []Entry, recs []indexed, ok bool) {
+	entries, recs, at, ok := decodeHead(data, st)
+	if !ok || !decodeLines(data[at:], recs) {
 		return nil, nil, false
 	}
-	return entries, lines, true
+	return entries, recs, true
+}
+
+// decodeLines sets the line of each of recs from the lines section b.
+func decodeLines(b []byte, recs []indexed) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	if len(b) < 4 {
+		return false
+	}
+	body := b[:len(b)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return false
+	}
+	d := &dec{b: body}
+	lines := make([][]byte, len(recs))
+	for i := range lines {
+		if lines[i] = d.bytes(); d.err || lines[i] == nil {
+			return false
+		}
+	}
+	if d.off != len(body) {
+		return false
+	}
+	for i := range recs {
+		recs[i].line = lines[i]
+	}
+	return true
 }
 
 // writeIndex writes the index of the registry.json with stamp st. It is
 // not fsynced: after a crash a stale or torn index fails its stamp or CRC
 // check, and registry.json, which is fsynced, is read instead.
 func (s *Store) writeIndex(st stamp, recs []indexed) error {
-	size := len(indexMagic) + 64
+	size, recsSize, linesSize := len(indexMagic)+64, 0, 0
 	for _, r := range recs {
-		size += len(r.rec) + len(r.line) + 20
+		recsSize += len(r.rec) + binary.MaxVarintLen64
+		linesSize += len(r.line) + binary.MaxVarintLen64
 	}
-	b := make([]byte, 0, size)
+	b := make([]byte, 0, size+recsSize+linesSize)
 	b = append(b, indexMagic...)
 	for _, v := range st {
 		b = binary.AppendUvarint(b, v)
 	}
 	b = binary.AppendUvarint(b, uint64(len(recs)))
+	sec := make([]byte, 0, recsSize)
 	for _, r := range recs {
-		b = binary.AppendUvarint(b, uint64(len(r.rec)))
-		b = append(b, r.rec...)
+		sec = binary.AppendUvarint(sec, uint64(len(r.rec)))
+		sec = append(sec, r.rec...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(sec)))
+	b = append(b, sec...)
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	at := len(b)
+	for _, r := range recs {
 		b = binary.AppendUvarint(b, uint64(len(r.line)))
 		b = append(b, r.line...)
 	}
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[at:], castagnoli))
 	f, err := os.CreateTemp(s.SkillsDir(), ".index.tmp-*")
 	if err != nil {
 		return err
@@ -158,17 +263,27 @@ func (s *Store) writeIndex(st stamp, recs []indexed) error {
 // records encodes entries for the index, reusing the registry.json line
 // of every entry that is unchanged since prev was read.
 func records(entries []Entry, known known) ([]indexed, error) {
-	prev := make(map[string]indexed, len(known.entries))
-	for i := range known.entries {
-		prev[known.entries[i].Canonical] = known.recs[i]
+	prev := make(map[string]indexed, len(known.recs))
+	for _, r := range known.recs {
+		if r.line != nil {
+			prev[recCanonical(r.rec)] = r
+		}
 	}
 	out := make([]indexed, len(entries))
-	var e enc
+	// One buffer for all records (each a full slice of it), sized from
+	// the previous ones: 1,000 entries cost a few allocations, not
+	// thousands. A record is never changed once made.
+	size := 4 << 10
+	for _, r := range known.recs {
+		size += len(r.rec)
+	}
+	e := enc{b: make([]byte, 0, size)}
 	for i := range entries {
-		e.b = nil
+		start := len(e.b)
 		e.entry(&entries[i])
-		out[i].rec = e.b
-		if p, ok := prev[entries[i].Canonical]; ok && bytes.Equal(p.rec, e.b) {
+		rec := e.b[start:len(e.b):len(e.b)]
+		out[i].rec = rec
+		if p, ok := prev[entries[i].Canonical]; ok && bytes.Equal(p.rec, rec) {
 			out[i].line = p.line
 			continue
 		}
@@ -179,6 +294,17 @@ func records(entries []Entry, known known) ([]indexed, error) {
 		out[i].line = line
 	}
 	return out, nil
+}
+
+// recCanonical is the canonical name in a record (its second field); rec
+// is never modified once made, so the name shares its bytes.
+func recCanonical(rec []byte) string {
+	if len(rec) == 0 {
+		return ""
+	}
+	d := &dec{b: rec, s: unsafe.String(&rec[0], len(rec))}
+	d.str()
+	return d.str()
 }
 
 // registryJSON is registry.json with one compact entry per line: valid
@@ -527,47 +653,79 @@ func (d *dec) entry() Entry {
 	return x
 }
 
-// known is what the store last read or wrote: entries and their index
-// records, in the same order. Only a writer turns it into a map.
+// known is what the store last read or wrote: the index records of its
+// entries (their lines only once a writer needed them), and the stamp of
+// the registry.json they came from. Entries are decoded from the records
+// again when asked for, which costs less than a copy kept for a reader
+// that never asks (every listing).
 type known struct {
-	entries []Entry
-	recs    []indexed
-	stamp   stamp // of the registry.json they came from; zero if unknown
+	recs  []indexed
+	stamp stamp  // zero if unknown
+	head  uint32 // the checksum of the records section read, when the lines were not
 }
 
-func (s *Store) remember(st stamp, entries []Entry, recs []indexed) {
+func (s *Store) remember(st stamp, recs []indexed, head uint32) {
 	s.indexMu.Lock()
-	s.lines = known{entries: slices.Clone(entries), recs: recs, stamp: st}
+	s.lines = known{recs: recs, stamp: st, head: head}
 	s.indexMu.Unlock()
 }
 
-// unchanged returns a copy of the entries this store last read or wrote
-// when registry.json is still the file they came from: a command that
-// reads the registry several times (lock, recover, commit) decodes it once.
+// unchanged returns the entries this store last read or wrote when
+// registry.json is still the file they came from: a command that reads
+// the registry several times (lock, recover, commit) reads it once.
 func (s *Store) unchanged(st stamp) ([]Entry, bool) {
 	s.indexMu.Lock()
-	defer s.indexMu.Unlock()
-	if s.lines.stamp != st || s.lines.entries == nil {
+	k := s.lines
+	s.indexMu.Unlock()
+	if k.stamp != st || k.recs == nil {
 		return nil, false
 	}
-	return slices.Clone(s.lines.entries), true
+	entries := make([]Entry, len(k.recs))
+	for i, r := range k.recs {
+		d := &dec{b: r.rec, s: unsafe.String(unsafe.SliceData(r.rec), len(r.rec))}
+		if entries[i] = d.entry(); d.err {
+			return nil, false
+		}
+	}
+	return entries, true
 }
 
+// remembered returns what the store last read or wrote, with the
+// registry.json lines, which a writer reuses: when they were not read yet,
+// it reads them from the index, which is still the one of k.stamp when
+// the stamps match (writers hold the lock).
 func (s *Store) remembered() known {
 	s.indexMu.Lock()
 	defer s.indexMu.Unlock()
+	k := s.lines
+	if len(k.recs) == 0 || k.recs[0].line != nil {
+		return k
+	}
+	data, err := os.ReadFile(s.indexPath())
+	if err != nil {
+		return k
+	}
+	end, ok := headEnd(data, k.stamp)
+	if !ok || end > len(data) || headCRC(data, end) != k.head {
+		return k
+	}
+	recs := slices.Clone(k.recs)
+	if !decodeLines(data[end:], recs) {
+		return k
+	}
+	s.lines.recs = recs
 	return s.lines
 }
 
 // indexed writes the index of the registry.json just written from recs.
 // Errors are ignored: without an index the next read is only slower.
-func (s *Store) indexed(entries []Entry, recs []indexed) {
+func (s *Store) indexed(recs []indexed) {
 	st, err := statStamp(s.RegistryPath())
 	if err != nil {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(st, entries, recs)
+		s.remember(st, recs, 0)
 	}
 }
 
@@ -582,6 +740,6 @@ func (s *Store) heal(st stamp, entries []Entry) {
 		return
 	}
 	if s.writeIndex(st, recs) == nil {
-		s.remember(st, entries, recs)
+		s.remember(st, recs, 0)
 	}
 }

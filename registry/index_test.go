@@ -197,14 +197,66 @@ func FuzzDecodeIndex(f *testing.F) {
 			// index; decoding must still not panic.
 			return
 		}
-		// Fix the CRC so that the fuzzer reaches the record decoder.
+		// Fix both CRCs so that the fuzzer reaches the record and line
+		// decoders.
 		if len(data) >= len(indexMagic)+4 {
 			fixed := append([]byte(nil), data...)
-			body := fixed[:len(fixed)-4]
-			copy(body, indexMagic)
-			crc := crc32Of(body)
-			copy(fixed[len(fixed)-4:], crc)
+			copy(fixed, indexMagic)
+			if end, ok := headEnd(fixed, st); ok && end >= len(indexMagic)+4 && end+4 <= len(fixed) {
+				copy(fixed[end-4:end], crc32Of(fixed[:end-4]))
+				copy(fixed[len(fixed)-4:], crc32Of(fixed[end:len(fixed)-4]))
+			}
 			decodeIndex(fixed, st)
 		}
 	})
+}
+
+// TestWriterReadsLinesSection: readers read only the records section; a
+// writer then reads the lines from the index, or, when that section is
+// damaged, marshals every entry again. registry.json is right either way.
+func TestWriterReadsLinesSection(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		damage bool
+	}{
+		{name: "intact lines are reused"},
+		{name: "damaged lines are rebuilt", damage: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t)
+			repo := gittestRepo(t, map[string]string{"a/SKILL.md": skillMD("a"), "b/SKILL.md": skillMD("b")})
+			mustAdd(t, s, repo, func(r *AddRequest) { r.Skill = "a" }, buildPrep)
+			if tt.damage {
+				idx, err := os.ReadFile(s.indexPath())
+				if err != nil {
+					t.Fatal(err)
+				}
+				idx[len(idx)-1] ^= 0xff // the lines section's CRC
+				if err := os.WriteFile(s.indexPath(), idx, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A fresh store, as a new process: it reads the records only.
+			s2 := NewStore(s.Home)
+			if es, err := s2.List(); err != nil || len(es) != 1 {
+				t.Fatalf("List = %+v, %v", es, err)
+			}
+			mustAdd(t, s2, repo, func(r *AddRequest) { r.Skill = "b" }, buildPrep)
+			data, err := os.ReadFile(s.RegistryPath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rf registryFile
+			if err := json.Unmarshal(data, &rf); err != nil || len(rf.Skills) != 2 || rf.Skills[0].Canonical != "a" {
+				t.Fatalf("registry.json after the second add: %v\n%s", err, data)
+			}
+			fromIndex, err := NewStore(s.Home).List()
+			if err != nil || !reflect.DeepEqual(normalise(rf.Skills), normalise(fromIndex)) {
+				t.Fatalf("index and registry.json differ (%v):\nindex %+v\njson  %+v", err, fromIndex, rf.Skills)
+			}
+		})
+	}
 }

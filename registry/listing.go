@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
+	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Listing is what listings (`agent tools`, `prompt`, `skill list`, `check`,
@@ -68,33 +70,53 @@ func NewListing(dir string, m *Manifest, warnings []Problem, runnable []string) 
 // ManifestFingerprint is "size:mtime_ns:inode" of dir/SKILL.md, from one
 // lstat: no file is opened.
 func ManifestFingerprint(dir string) (string, error) {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(filepath.Join(dir, ManifestFile), &st); err != nil {
-		return "", &os.PathError{Op: "lstat", Path: filepath.Join(dir, ManifestFile), Err: err}
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return "", fmt.Errorf("%s: not a regular file", filepath.Join(dir, ManifestFile))
+	p := filepath.Join(dir, ManifestFile)
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return "", &os.PathError{Op: "lstat", Path: p, Err: err}
 	}
 	var buf [64]byte
-	b := strconv.AppendInt(buf[:0], st.Size, 10)
+	fp, ok := appendFingerprint(buf[:0], &st)
+	if !ok {
+		return "", fmt.Errorf("%s: not a regular file", p)
+	}
+	return string(fp), nil
+}
+
+// appendFingerprint appends the fingerprint of st to b; false when st is not a
+// regular file.
+func appendFingerprint(b []byte, st *unix.Stat_t) ([]byte, bool) {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return b, false
+	}
+	b = strconv.AppendInt(b, st.Size, 10)
 	b = append(b, ':')
 	b = strconv.AppendInt(b, st.Mtim.Nano(), 10)
 	b = append(b, ':')
-	b = strconv.AppendUint(b, st.Ino, 10)
-	return string(b), nil
+	b = strconv.AppendUint(b, uint64(st.Ino), 10)
+	return b, true
 }
 
 // Indexed returns the manifest as the entry recorded it, without parsing
 // SKILL.md, when the entry has a listing and SKILL.md still has the
 // recorded fingerprint. The manifest has no Body and no metadata: Layer 2
-// and info read the file.
-func (e Entry) Indexed() (*Manifest, bool) {
-	l := e.Listing
-	if l == nil || e.Path == "" {
+// and info read the file. To check many entries, use Store.Listings.
+func (e *Entry) Indexed() (*Manifest, bool) {
+	if e.Listing == nil || e.Path == "" {
 		return nil, false
 	}
-	fp, err := ManifestFingerprint(e.Path)
-	if err != nil || fp != l.Fingerprint {
+	var st unix.Stat_t
+	if unix.Lstat(filepath.Join(e.Path, ManifestFile), &st) != nil {
+		return nil, false
+	}
+	return e.indexed(&st)
+}
+
+func (e *Entry) indexed(st *unix.Stat_t) (*Manifest, bool) {
+	var buf [64]byte
+	fp, ok := appendFingerprint(buf[:0], st)
+	l := e.Listing
+	if !ok || string(fp) != l.Fingerprint {
 		return nil, false
 	}
 	return &Manifest{
@@ -104,4 +126,54 @@ func (e Entry) Indexed() (*Manifest, bool) {
 		AllowedTools: l.AllowedTools, ArgumentHint: l.ArgumentHint, DisableModelInvocation: l.DisableModelInvocation,
 		UserInvocable: l.UserInvocable, Context: l.Context, Agent: l.Agent, Model: l.Model,
 	}, true
+}
+
+// Listings checks many entries' listings through one handle on skills/:
+// each check is one fstatat of <canonical>/SKILL.md relative to it, so the
+// kernel does not walk the whole path again for each of 1,000 skills (that
+// walk was most of a listing's system time). Close it when done.
+type Listings struct {
+	dir string
+	fd  int // -1 when skills/ could not be opened: every check uses the path
+}
+
+// Listings opens the handle; it never fails (without one, Indexed stats
+// the full path).
+func (s *Store) Listings() *Listings {
+	dir := s.SkillsDir()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		fd = -1
+	}
+	return &Listings{dir: dir, fd: fd}
+}
+
+// Indexed is e.Indexed.
+func (l *Listings) Indexed(e *Entry) (*Manifest, bool) {
+	if e.Listing == nil || e.Path == "" {
+		return nil, false
+	}
+	// Installed skills live in skills/<canonical> (Store.checkPaths);
+	// linked ones elsewhere.
+	if l.fd < 0 || len(e.Path) <= len(l.dir)+1 || e.Path[:len(l.dir)] != l.dir || e.Path[len(l.dir)] != filepath.Separator ||
+		strings.IndexByte(e.Path[len(l.dir)+1:], filepath.Separator) >= 0 {
+		return e.Indexed()
+	}
+	var buf [256]byte
+	rel := append(append(append(buf[:0], e.Path[len(l.dir)+1:]...), filepath.Separator), ManifestFile...)
+	var st unix.Stat_t
+	if unix.Fstatat(l.fd, string(rel), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return nil, false
+	}
+	return e.indexed(&st)
+}
+
+// Close releases the handle.
+func (l *Listings) Close() error {
+	if l.fd < 0 {
+		return nil
+	}
+	fd := l.fd
+	l.fd = -1
+	return unix.Close(fd)
 }

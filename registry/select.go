@@ -12,8 +12,9 @@ import (
 // is active only when named.
 func Select(entries []Entry, spec string) ([]Entry, []string) {
 	if sortedUnique(entries) {
-		// Already merged (workspace.AllEntries): no copy, no map.
-		return selectSorted(entries, spec)
+		// Already merged (workspace.AllEntries): no map.
+		mask, warnings := selectSorted(entries, spec)
+		return picked(entries, mask), warnings
 	}
 	// An installed skill overrides a bundled one of the same name.
 	merged := map[string]Entry{}
@@ -35,7 +36,45 @@ func Select(entries []Entry, spec string) ([]Entry, []string) {
 		sorted = append(sorted, e)
 	}
 	sortEntries(sorted)
-	return selectSorted(sorted, spec)
+	mask, warnings := selectSorted(sorted, spec)
+	return picked(sorted, mask), warnings
+}
+
+// Selected is Select as one flag per entry, for entries sorted by
+// canonical name without repeats (as workspace.AllEntries merges them):
+// with 1,000 skills it copies no entry.
+func Selected(entries []Entry, spec string) ([]bool, []string) {
+	if sortedUnique(entries) {
+		mask, warnings := selectSorted(entries, spec)
+		if mask == nil {
+			mask = make([]bool, len(entries))
+		}
+		return mask, warnings
+	}
+	active, warnings := Select(entries, spec)
+	on := make(map[string]bool, len(active))
+	for i := range active {
+		on[active[i].Canonical] = true
+	}
+	mask := make([]bool, len(entries))
+	for i := range entries {
+		c := entries[i].Canonical
+		if c == "" {
+			c, _ = Canonical(entries[i].Name)
+		}
+		mask[i] = on[c]
+	}
+	return mask, warnings
+}
+
+func picked(sorted []Entry, mask []bool) []Entry {
+	var out []Entry
+	for i := range mask {
+		if mask[i] {
+			out = append(out, sorted[i])
+		}
+	}
+	return out
 }
 
 // sortedUnique reports whether entries have canonical names, strictly
@@ -49,34 +88,31 @@ func sortedUnique(entries []Entry) bool {
 	return true
 }
 
-func selectSorted(sorted []Entry, spec string) ([]Entry, []string) {
+// selectSorted flags the entries spec activates; nil when none.
+func selectSorted(sorted []Entry, spec string) ([]bool, []string) {
 	usable := func(e *Entry) bool { return e.Trusted || e.Source == SourceBundled }
-	var active []Entry
 	var warnings []string
 	switch strings.ToLower(strings.TrimSpace(spec)) {
 	case "", "none":
 		return nil, nil
 	case "all":
-		active = make([]Entry, 0, len(sorted))
+		mask := make([]bool, len(sorted))
 		for i := range sorted {
-			if usable(&sorted[i]) && !sorted[i].NamedOnly {
-				active = append(active, sorted[i])
-			}
+			mask[i] = usable(&sorted[i]) && !sorted[i].NamedOnly
 		}
-		return active, nil
+		return mask, nil
 	case "all-untrusted":
-		for _, e := range sorted {
-			if !e.NamedOnly {
-				active = append(active, e)
-			}
+		mask := make([]bool, len(sorted))
+		for i := range sorted {
+			mask[i] = !sorted[i].NamedOnly
 		}
-		return active, nil
+		return mask, nil
 	}
-	byName := make(map[string]Entry, len(sorted))
-	for _, e := range sorted {
-		byName[e.Canonical] = e
+	byName := make(map[string]int, len(sorted))
+	for i := range sorted {
+		byName[sorted[i].Canonical] = i
 	}
-	picked := map[string]bool{}
+	var mask []bool
 	for _, raw := range strings.Split(spec, ",") {
 		name := strings.TrimSpace(raw)
 		if name == "" {
@@ -87,7 +123,7 @@ func selectSorted(sorted []Entry, spec string) ([]Entry, []string) {
 			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: %q is not a valid skill name; list names separated by commas", name))
 			continue
 		}
-		e, ok := byName[c]
+		i, ok := byName[c]
 		switch {
 		case !ok:
 			names := make([]string, 0, len(sorted))
@@ -99,16 +135,14 @@ func selectSorted(sorted []Entry, spec string) ([]Entry, []string) {
 				continue
 			}
 			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not installed; install it with agent skill add <source>, or see agent skill list", name))
-		case !usable(&e):
+		case !usable(&sorted[i]):
 			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not trusted, so it is not loaded; trust it with agent skill trust %s, or use AGENT_SKILLS=all-untrusted", name, c))
 		default:
-			picked[c] = true
+			if mask == nil {
+				mask = make([]bool, len(sorted))
+			}
+			mask[i] = true
 		}
 	}
-	for _, e := range sorted {
-		if picked[e.Canonical] {
-			active = append(active, e)
-		}
-	}
-	return active, warnings
+	return mask, warnings
 }

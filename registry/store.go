@@ -341,8 +341,8 @@ func (s *Store) read() ([]Entry, error) {
 		if entries, ok := s.unchanged(st); ok {
 			return entries, nil
 		}
-		if entries, recs, ok := s.readIndex(st); ok {
-			s.remember(st, entries, recs)
+		if entries, recs, head, ok := s.readIndex(st); ok {
+			s.remember(st, recs, head)
 			return entries, nil
 		}
 	}
@@ -488,6 +488,6 @@ func (s *Store) write(entries []Entry) error {
 		_ = d.Sync()
 		d.Close()
 	}
-	s.indexed(entries, recs)
+	s.indexed(recs)
 	return nil
 }

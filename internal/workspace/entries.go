@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/agentskills/agent/internal/bundled"
 	"github.com/agentskills/agent/registry"
@@ -17,22 +19,15 @@ func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, e
 	if err != nil {
 		return nil, err
 	}
-	// Both lists are sorted by canonical name: merge them, without copying
-	// the (many) installed entries into a map.
-	bund := bundled.Entries()
-	out := make([]registry.Entry, 0, len(installed)+len(bund))
-	i, j := 0, 0
-	for i < len(installed) || j < len(bund) {
-		switch {
-		case j == len(bund) || i < len(installed) && installed[i].Canonical < bund[j].Canonical:
-			out = append(out, installed[i])
-			i++
-		case i == len(installed) || bund[j].Canonical < installed[i].Canonical:
-			out = append(out, withBuiltinTools(bund[j]))
-			j++
-		default: // same name: the installed skill wins
-			out = append(out, installed[i])
-			i, j = i+1, j+1
+	// Both lists are sorted by canonical name, and the bundled skills are
+	// few: insert them into the installed list (ours to change), which
+	// the registry returns with room for them, instead of copying 1,000
+	// entries.
+	out := installed
+	for _, b := range bundled.Entries() {
+		i, found := slices.BinarySearchFunc(out, b.Canonical, func(e registry.Entry, c string) int { return strings.Compare(e.Canonical, c) })
+		if !found { // else the installed skill wins
+			out = slices.Insert(out, i, withBuiltinTools(b))
 		}
 	}
 	return out, nil

@@ -41,6 +41,8 @@ type View struct {
 	Spec     string // AGENT_SKILLS
 	Skills   []SkillState
 	Warnings []string
+
+	all []registry.Entry // the entries of Skills, in order: Load's ws.All
 }
 
 // Scope says which skills' SKILL.md LoadView reads.
@@ -58,28 +60,27 @@ const (
 // the registry and, for skills whose registry listing is missing or whose
 // SKILL.md changed since install, their SKILL.md.
 func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
-	all, err := AllEntries(ctx, cfg.Store())
+	store := cfg.Store()
+	all, err := AllEntries(ctx, store)
 	if err != nil {
 		return nil, err
 	}
-	selected, warnings := registry.Select(all, cfg.Skills)
-	isSelected := make(map[string]bool, len(selected))
-	for _, e := range selected {
-		isSelected[e.Canonical] = true
-	}
-	for _, e := range all {
-		if slices.Contains(cfg.Always, e.Canonical) && (e.Trusted || e.Source == registry.SourceBundled) {
-			isSelected[e.Canonical] = true
+	listings := store.Listings()
+	defer listings.Close()
+	selected, warnings := registry.Selected(all, cfg.Skills)
+	for i := range all {
+		if !selected[i] && slices.Contains(cfg.Always, all[i].Canonical) && (all[i].Trusted || all[i].Source == registry.SourceBundled) {
+			selected[i] = true
 		}
 	}
-	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all))}
-	for _, e := range all {
-		st := SkillState{Entry: e, Selected: isSelected[e.Canonical]}
+	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all)), all: all}
+	for i, e := range all {
+		st := SkillState{Entry: e, Selected: selected[i]}
 		if !st.Selected && scope != Every {
 			v.Skills = append(v.Skills, st)
 			continue
 		}
-		m, indexed := e.Indexed()
+		m, indexed := listings.Indexed(&e)
 		var err error
 		if indexed {
 			st.Problems = e.Listing.Warnings

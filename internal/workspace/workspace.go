@@ -99,10 +99,10 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws := &Workspace{Config: cfg, Warnings: v.Warnings, All: make([]registry.Entry, 0, len(v.Skills))}
-	for _, st := range v.Skills {
+	// v.all is this view's own copy of the entries: no second one.
+	ws := &Workspace{Config: cfg, Warnings: v.Warnings, All: v.all}
+	for i, st := range v.Skills {
 		e := st.Entry
-		ws.All = append(ws.All, e)
 		if st.Selected && !st.Active {
 			ws.fail(e.Name, st.Detail)
 		}
@@ -116,11 +116,12 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 				continue
 			}
 			e = fresh
-			ws.All[len(ws.All)-1] = e
+			ws.All[i] = e
 		}
 		as := &ActiveSkill{Entry: e, Manifest: st.Manifest, Indexed: st.Indexed}
 		if st.Indexed && e.Listing != nil {
 			// Recorded at install: the folder is not read (SPEC §5).
+			as.Scripts = make([]exec.Script, 0, len(e.Listing.Runnable))
 			for _, rel := range e.Listing.Runnable {
 				base := path.Base(rel)
 				as.Scripts = append(as.Scripts, exec.Script{Name: strings.TrimSuffix(base, path.Ext(base)), Path: filepath.Join(e.Path, filepath.FromSlash(rel))})
