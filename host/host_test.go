@@ -652,10 +652,13 @@ func TestScriptPluginRunsFromSealedCopy(t *testing.T) {
 func TestServeExitsWhenParentGoes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cmd := exec.Command("/bin/sh", "-c", testPlugin+" & echo pid $!; sleep 1")
+	// Only the plugin carries the cookie: a shell child of this test
+	// process with the cookie would look like a crashed plugin's leftover
+	// to a concurrent test's host (a subreaper that sweeps those).
+	cmd := exec.Command("/bin/sh", "-c", `exec env "$CK=$CV" PLUGIN_PROTOCOL_VERSIONS=1 PLUGIN_UNIX_SOCKET_DIR="$SOCKDIR" "$PLUGIN" & echo pid $!; sleep 1`)
 	cmd.Env = []string{
-		sdk.Handshake.MagicCookieKey + "=" + sdk.Handshake.MagicCookieValue,
-		"PLUGIN_PROTOCOL_VERSIONS=1", "PLUGIN_UNIX_SOCKET_DIR=" + dir,
+		"CK=" + sdk.Handshake.MagicCookieKey, "CV=" + sdk.Handshake.MagicCookieValue,
+		"SOCKDIR=" + dir, "PLUGIN=" + testPlugin,
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
