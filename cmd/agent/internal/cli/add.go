@@ -181,10 +181,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	if err != nil {
 		return err
 	}
-	var progress io.Writer
-	if opts.IO.StderrTTY {
-		progress = opts.IO.ErrOut
-	}
+	progress := opts.IO.Progress()
 	entries, err := store.AddSkills(ctx, registry.AddRequest{
 		Source:       src,
 		Skills:       skills,
@@ -235,10 +232,7 @@ func addListRun(ctx context.Context, opts *addOptions, src registry.Source) erro
 	if err != nil {
 		return err
 	}
-	var progress io.Writer
-	if opts.IO.StderrTTY {
-		progress = opts.IO.ErrOut
-	}
+	progress := opts.IO.Progress()
 	d, err := store.FindSkills(ctx, src, progress)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 
@@ -51,3 +52,15 @@ func TestIO() (ios *IOStreams, in, out, errOut *bytes.Buffer) {
 
 // CanPrompt reports whether a question can be asked and answered.
 func (s *IOStreams) CanPrompt() bool { return s.StdinTTY && s.StderrTTY }
+
+// Progress is where registry operations report progress: stderr on a
+// terminal, nowhere otherwise (nil), so logs and CI output stay quiet.
+func (s *IOStreams) Progress() io.Writer {
+	if s.StderrTTY {
+		return s.ErrOut
+	}
+	return nil
+}
+
+// Warn prints a registry warning on stderr.
+func (s *IOStreams) Warn(msg string) { fmt.Fprintf(s.ErrOut, "warning: %s\n", msg) }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -60,16 +59,12 @@ func rollbackRun(ctx context.Context, opts *rollbackOptions) error {
 	if err != nil {
 		return err
 	}
-	var progress io.Writer
-	if opts.IO.StderrTTY {
-		progress = opts.IO.ErrOut
-	}
-	errOut := opts.IO.ErrOut
+	progress := opts.IO.Progress()
 	p, err := store.Rollback(ctx, registry.RollbackRequest{
 		Name:         opts.Name,
 		AgentVersion: Version,
 		Progress:     progress,
-		Warn:         func(msg string) { fmt.Fprintf(errOut, "warning: %s\n", msg) },
+		Warn:         opts.IO.Warn,
 	}, inst.prepare)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -109,15 +108,12 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 	if err != nil {
 		return err
 	}
-	var progress io.Writer
-	if opts.IO.StderrTTY {
-		progress = opts.IO.ErrOut
-	}
+	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
 	done, err := store.Sync(ctx, l, registry.SyncRequest{
 		AgentVersion: Version,
 		Progress:     progress,
-		Warn:         func(msg string) { fmt.Fprintf(errOut, "warning: %s\n", msg) },
+		Warn:         opts.IO.Warn,
 		Trust: func(names []string) (bool, error) {
 			if opts.Trust {
 				return true, nil

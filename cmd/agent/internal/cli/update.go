@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -80,10 +79,7 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 	if err != nil {
 		return err
 	}
-	var progress io.Writer
-	if opts.IO.StderrTTY {
-		progress = opts.IO.ErrOut
-	}
+	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
 	results, err := store.Update(ctx, registry.UpdateRequest{
 		Names:        opts.Names,
@@ -91,7 +87,7 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 		DryRun:       opts.DryRun,
 		AgentVersion: Version,
 		Progress:     progress,
-		Warn:         func(msg string) { fmt.Fprintf(errOut, "warning: %s\n", msg) },
+		Warn:         opts.IO.Warn,
 		Confirm: func(p registry.UpdatePlan) (bool, error) {
 			// With --yes nothing is asked, and the result line on stdout
 			// says old → new once.
