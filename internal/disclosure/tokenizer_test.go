@@ -71,7 +71,12 @@ func TestCL100KMatchesTiktoken(t *testing.T) {
 // markdown, Go and Python files of this repository.
 func TestCL100KMatchesTiktokenOnRepoFiles(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join("..", "..", "..", "..")
+	// The repository root is two levels up; check that, so the test never
+	// reads beside the clone (other tests' temp folders come and go there).
+	root := filepath.Join("..", "..")
+	if mod, err := os.ReadFile(filepath.Join(root, "go.mod")); err != nil || !strings.Contains(string(mod), "module github.com/agentskills/agent\n") {
+		t.Fatalf("repository root %s: no go.mod of github.com/agentskills/agent (%v)", root, err)
+	}
 	var files []string
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || (d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata")) {
