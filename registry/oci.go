@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
+	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/registry/ocisrc"
 )
 
@@ -154,7 +154,7 @@ func mirrorFor(ms []Mirror, gitURL string) (Mirror, bool) {
 	return best, found
 }
 
-var repoPartRE = regexp.MustCompile(`[^a-z0-9]+`)
+var repoPartRE = lazyregexp.New(`[^a-z0-9]+`)
 
 // MirrorRef is where a mirror under prefix (oci://HOST/PREFIX) keeps the
 // skill at folder path of git source src at commit: the repository
