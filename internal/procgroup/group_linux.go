@@ -45,4 +45,6 @@ func onParentExit(int, chan<- os.Signal) {
 
 // Protections names what holds a started command's processes together
 // here, for agent check.
-func Protections() []string { return []string{"process group", "parent-death signal", "subreaper (setsid descendants)"} }
+func Protections() []string {
+	return []string{"process group", "parent-death signal", "subreaper (setsid descendants)"}
+}
