@@ -131,7 +131,7 @@ func TestProtocol20260728(t *testing.T) {
 // outputSchema comes from a typed result.
 func TestToolAnnotations(t *testing.T) {
 	home := sharedHome(t)
-	cs := connectAt(t, home, "2025-11-25", "all,base")
+	cs := connectAt(t, home, "2025-11-25", "probe,notes,base")
 	res, err := cs.ListTools(context.Background(), nil)
 	must(t, err)
 	tools := map[string]*sdkmcp.Tool{}
