@@ -80,10 +80,12 @@ func errorContent(code, msg string) string {
 // of a tool.
 func (r *runner) call(ctx context.Context, rs *RunSetting, step int, c ToolCall) (content string, isErr, completed bool) {
 	opts := workspace.CallOptions{
-		Timeout:  r.o.CallTimeout,
-		Approve:  r.o.Approve,
-		CallID:   c.ID,
-		Delegate: func(ctx context.Context, ins workspace.Instructions) (sdk.Result, error) { return r.delegate(ctx, rs, ins) },
+		Timeout: r.o.CallTimeout,
+		Approve: r.o.Approve,
+		CallID:  c.ID,
+		Delegate: func(ctx context.Context, ins workspace.Instructions) (sdk.Result, error) {
+			return r.delegate(ctx, rs, ins)
+		},
 	}
 	if len(rs.AllowedTools) > 0 {
 		// The runtime's own way to finish stays open to a delegated run.

@@ -26,6 +26,14 @@ var (
 	ErrToolNotActive = errors.New("tool not active")
 )
 
+// The host's sentinels, under this package's names, so that a front end
+// can give its advice on an Outcome.Err without importing host.
+var (
+	ErrPluginTampered = host.ErrTampered
+	ErrPluginStart    = host.ErrStart
+	ErrUnknownPlugin  = host.ErrUnknownPlugin
+)
+
 // StartAdvice is what to do when a plugin would not start; <name> stands
 // for the skill.
 const StartAdvice = "run with AGENT_LOG_LEVEL=debug to see the plugin's output; if its binary is missing or broken, reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"

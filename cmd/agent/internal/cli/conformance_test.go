@@ -40,7 +40,6 @@ Call echo.
 	"skills/probe/plugin/main.go": `package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 
@@ -130,7 +129,7 @@ func TestCallConformance(t *testing.T) {
 
 	env := map[string]string{
 		"AGENT_HOME":           home,
-		"AGENT_SKILLS":         "probe,bent,forky,locked",
+		"AGENT_SKILLS":         "all-untrusted", // activates locked, which is untrusted
 		"AGENT_SCRIPT_TIMEOUT": "20",
 	}
 	factory := func() (*cli.Factory, *bytes.Buffer) {
