@@ -39,11 +39,7 @@ func (s *Server) toolSet(ws *workspace.Workspace) map[string]serverTool {
 			info.Description = lazyUseSkillDescription(ws)
 		}
 		out[name] = serverTool{
-			tool: &sdkmcp.Tool{
-				Name:        name,
-				Description: info.Description,
-				InputSchema: objectSchema(info.InputSchema),
-			},
+			tool:    mcpTool(name, info),
 			handler: s.toolHandler(name),
 		}
 	}
@@ -121,10 +117,15 @@ func (s *Server) call(ctx context.Context, req *sdkmcp.CallToolRequest, name str
 	if !out.OK() {
 		return errorResult(out.Code, out.Message), nil
 	}
-	if s.opts.Lazy && out.Tool.Name == workspace.UseSkillTool && out.Tool.Skill == workspace.BuiltinSkill {
+	useSkill := out.Tool.Name == workspace.UseSkillTool && out.Tool.Skill == workspace.BuiltinSkill
+	if s.opts.Lazy && useSkill {
 		out.Value = withToolSchemas(ws, out.Value)
 	}
-	return toolResult(out), nil
+	res := toolResult(out)
+	if useSkill {
+		withResourceLinks(gen, out.Value, res)
+	}
+	return res, nil
 }
 
 // lazyTool is how use_skill lists a skill's tools under --lazy.
