@@ -48,9 +48,11 @@ type installer struct {
 	describe func(ctx context.Context, p host.Plugin) ([]sdk.ToolInfo, error)
 	// environ is the agent's own environment, filtered per skill.
 	environ func() []string
+	// passEnv is the configuration's pass_env (host.FilterEnv).
+	passEnv []string
 }
 
-func newInstaller(home string, ios *IOStreams, environ func() []string, logger hclog.Logger) *installer {
+func newInstaller(home string, ios *IOStreams, environ func() []string, passEnv []string, logger hclog.Logger) *installer {
 	return &installer{
 		build: func(ctx context.Context, name, skillDir, rel, out string) error {
 			return plugbuild.Build(ctx, plugbuild.Options{
@@ -62,6 +64,7 @@ func newInstaller(home string, ios *IOStreams, environ func() []string, logger h
 			return host.Describe(ctx, p, host.WithLogger(logger))
 		},
 		environ: environ,
+		passEnv: passEnv,
 	}
 }
 
@@ -104,7 +107,7 @@ func (in *installer) prepare(ctx context.Context, s *registry.Staged) error {
 		Name:   s.Canonical,
 		Path:   bin,
 		SHA256: sum,
-		Env:    host.FilterEnv(in.environ(), m.Permissions.Env),
+		Env:    host.FilterEnv(in.environ(), m.Permissions.Env, in.passEnv),
 		Dir:    s.SkillDir,
 	})
 	if err != nil {
