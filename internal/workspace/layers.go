@@ -7,23 +7,25 @@ import (
 	"github.com/agentskills/agent/registry"
 )
 
-// Layer1 builds the Layer 1 text of the active skills in v within budget
-// characters (SPEC §10).
-func Layer1(v *View, budget int) (text string, included, dropped []string, err error) {
+// Layer1 is the Layer 1 text of the active skills within budget
+// characters (SPEC §10), and which skills it includes and drops. It is the
+// only Layer 1: `agent prompt`, the MCP instructions and `agent run`'s
+// system prompt all come from here. It reads nothing.
+func (ws *Workspace) Layer1(budget int) (text string, included, dropped []string, err error) {
 	var skills []disclosure.Skill
 	scripts := false
-	for _, s := range v.Active() {
-		desc := s.Manifest.Description
-		if !runsCode(s.Entry) {
+	for _, as := range ws.Active {
+		desc := as.Manifest.Description
+		if !runsCode(as.Entry) {
 			// The model must not plan on running what will be refused.
 			desc = UntrustedNote + desc
 		}
 		skills = append(skills, disclosure.Skill{
-			Name:                   s.Entry.Canonical,
+			Name:                   as.Entry.Canonical,
 			Description:            desc,
-			DisableModelInvocation: s.Manifest.DisableModelInvocation,
+			DisableModelInvocation: as.Manifest.DisableModelInvocation,
 		})
-		if s.Scripts > 0 && !s.Manifest.DisableModelInvocation && runsCode(s.Entry) {
+		if len(as.Scripts) > 0 && !as.Manifest.DisableModelInvocation && runsCode(as.Entry) {
 			scripts = true
 		}
 	}
