@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // LockFileName is the lock's default name, next to the project it serves.
@@ -220,13 +223,13 @@ func (l *Lock) check() error {
 }
 
 func (e LockEntry) check() error {
-	if c, err := Canonical(e.Name); err != nil || c != e.Name {
+	if c, err := manifest.Canonical(e.Name); err != nil || c != e.Name {
 		return fmt.Errorf("name %q is not a canonical skill name", e.Name)
 	}
 	if e.Source == "" {
 		return fmt.Errorf(`no "source"`)
 	}
-	if err := checkCloneURL(e.Source); err != nil {
+	if err := gitsrc.CheckCloneURL(e.Source); err != nil {
 		return err
 	}
 	if e.Path != "" && (!fs.ValidPath(e.Path) || e.Path == ".") {
@@ -235,7 +238,7 @@ func (e LockEntry) check() error {
 	if e.Ref != "" && e.Constraint != "" {
 		return fmt.Errorf("both a ref (%s) and a constraint (%s)", e.Ref, e.Constraint)
 	}
-	if len(e.Commit) != 40 || !isHex(e.Commit) || strings.ToLower(e.Commit) != e.Commit {
+	if len(e.Commit) != 40 || !gitsrc.IsHex(e.Commit) || strings.ToLower(e.Commit) != e.Commit {
 		return fmt.Errorf("commit %q is not a full lower-case SHA-1", e.Commit)
 	}
 	if !validH1(e.Hash) {

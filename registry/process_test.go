@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentskills/agent/registry/gitsrc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,8 +45,8 @@ func helperMain(op string) int {
 	var err error
 	switch op {
 	case "add":
-		var src Source
-		if src, err = ParseSource(os.Getenv("REGISTRY_SOURCE")); err == nil {
+		var src gitsrc.Source
+		if src, err = gitsrc.ParseSource(os.Getenv("REGISTRY_SOURCE")); err == nil {
 			_, err = s.Add(ctx, AddRequest{Source: src, Skill: os.Getenv("REGISTRY_SKILL"), Trusted: true}, buildPrep)
 		}
 	case "update":
@@ -144,7 +145,7 @@ func TestConcurrentAddGoroutines(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			src, _ := ParseSource(repo.FileURL())
+			src, _ := gitsrc.ParseSource(repo.FileURL())
 			if _, err := s.Add(context.Background(), AddRequest{Source: src, Skill: fmt.Sprintf("g%d", i)}, buildPrep); err != nil {
 				t.Error(err)
 			}

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"github.com/agentskills/agent/registry/manifest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -140,7 +141,7 @@ func TestListEmpty(t *testing.T) {
 	if _, err := s.Get("x"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "agent skill add") {
 		t.Errorf("Get = %v", err)
 	}
-	if _, err := s.Get("../x"); !errors.Is(err, ErrInvalidName) {
+	if _, err := s.Get("../x"); !errors.Is(err, manifest.ErrInvalidName) {
 		t.Errorf("Get(../x) = %v; want ErrInvalidName", err)
 	}
 }

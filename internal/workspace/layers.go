@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentskills/agent/internal/disclosure"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // Layer1 builds the Layer 1 text of the active skills in v within budget
@@ -76,7 +77,7 @@ type Instructions struct {
 
 // Layer2 renders a skill's instructions for args. It uses the manifest
 // already parsed from SKILL.md and reads nothing else.
-func Layer2(e registry.Entry, m *registry.Manifest, args []string) Instructions {
+func Layer2(e registry.Entry, m *manifest.Manifest, args []string) Instructions {
 	if args == nil {
 		args = []string{}
 	}
@@ -93,7 +94,7 @@ func Layer2(e registry.Entry, m *registry.Manifest, args []string) Instructions 
 }
 
 // Triggers are the invocation fields of a manifest, for disclosure.Check.
-func Triggers(m *registry.Manifest) disclosure.Triggers {
+func Triggers(m *manifest.Manifest) disclosure.Triggers {
 	return disclosure.Triggers{DisableModelInvocation: m.DisableModelInvocation, UserInvocable: m.IsUserInvocable()}
 }
 

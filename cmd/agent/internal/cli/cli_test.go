@@ -14,6 +14,8 @@ import (
 	"github.com/agentskills/agent/internal/gittest"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -73,7 +75,7 @@ func TestSourceFromArgs(t *testing.T) {
 		{name: "version flag", raw: "https://example.com/r.git", version: ">=1, <2", wantConstraint: ">=1, <2"},
 		{name: "both flags", raw: "x", ref: "main", version: "^1", wantUsage: true},
 		{name: "flag and @", raw: "https://example.com/r.git@^1", ref: "main", wantUsage: true},
-		{name: "ext transport", raw: "ext::sh -c id", wantErr: registry.ErrUnsupportedSource},
+		{name: "ext transport", raw: "ext::sh -c id", wantErr: gitsrc.ErrUnsupportedSource},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -262,7 +264,7 @@ func TestPrepareBuildFailure(t *testing.T) {
 	dir := t.TempDir()
 	err := in.prepare(context.Background(), &registry.Staged{
 		Canonical: "x",
-		Manifest:  &registry.Manifest{Name: "x", Plugin: &registry.PluginSpec{Build: "./plugin"}},
+		Manifest:  &manifest.Manifest{Name: "x", Plugin: &manifest.PluginSpec{Build: "./plugin"}},
 		SkillDir:  dir,
 		PluginOut: filepath.Join(dir, "out", "x"),
 	})
@@ -292,7 +294,7 @@ func TestPrepareCommandPlugin(t *testing.T) {
 	}
 	st := &registry.Staged{
 		Canonical: "x",
-		Manifest:  &registry.Manifest{Name: "x", Plugin: &registry.PluginSpec{Command: "bin/tool"}, Permissions: registry.Permissions{Env: []string{"TOOL_*"}}},
+		Manifest:  &manifest.Manifest{Name: "x", Plugin: &manifest.PluginSpec{Command: "bin/tool"}, Permissions: manifest.Permissions{Env: []string{"TOOL_*"}}},
 		SkillDir:  dir,
 	}
 	if err := in.prepare(context.Background(), st); err != nil {
@@ -343,10 +345,10 @@ func TestReadCallArgs(t *testing.T) {
 func TestDescribeGivesAdvice(t *testing.T) {
 	t.Parallel()
 	for _, sentinel := range []error{
-		registry.ErrInvalidName, registry.ErrInvalidManifest, registry.ErrNotFound, registry.ErrAlreadyInstalled,
-		registry.ErrCorrupt, registry.ErrIncompatible, registry.ErrUnsupportedSource, registry.ErrRepoNotFound,
-		registry.ErrAuthRequired, registry.ErrUnreachable, registry.ErrNoSkill, registry.ErrAmbiguousSkill,
-		registry.ErrRefNotFound, registry.ErrNoMatchingVersion, host.ErrTampered, host.ErrUnknownPlugin, host.ErrStart,
+		manifest.ErrInvalidName, manifest.ErrInvalidManifest, registry.ErrNotFound, registry.ErrAlreadyInstalled,
+		registry.ErrCorrupt, manifest.ErrIncompatible, gitsrc.ErrUnsupportedSource, gitsrc.ErrRepoNotFound,
+		gitsrc.ErrAuthRequired, gitsrc.ErrUnreachable, gitsrc.ErrNoSkill, gitsrc.ErrAmbiguousSkill,
+		gitsrc.ErrRefNotFound, gitsrc.ErrNoMatchingVersion, host.ErrTampered, host.ErrUnknownPlugin, host.ErrStart,
 	} {
 		err := errors.Join(errors.New("operation"), sentinel)
 		if got := describe(err); got == err.Error() {

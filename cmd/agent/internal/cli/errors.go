@@ -10,6 +10,8 @@ import (
 	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // describe turns an error from a library package into the words a user sees:
@@ -93,19 +95,19 @@ func init() {
 		hint{is(errDescribe), "the plugin must serve the agent SDK (sdk.Serve in its main); run with AGENT_LOG_LEVEL=debug to see its output"},
 
 		hint{isUnless(registry.ErrCorrupt, "move it away"), "the file was left untouched: restore it from a backup, or move it away and add your skills again"},
-		hint{isUnless(registry.ErrIncompatible, "upgrade agent", "older agent"), "pick a version of the skill that supports this agent with --version, or upgrade agent"},
-		hint{is(registry.ErrInvalidManifest), "run 'agent skill validate <dir>' on the skill to see every problem"},
-		hint{isUnless(registry.ErrInvalidName, "use 1-"), "skill names use 1-64 letters, digits, '-' or '_'"},
+		hint{isUnless(manifest.ErrIncompatible, "upgrade agent", "older agent"), "pick a version of the skill that supports this agent with --version, or upgrade agent"},
+		hint{is(manifest.ErrInvalidManifest), "run 'agent skill validate <dir>' on the skill to see every problem"},
+		hint{isUnless(manifest.ErrInvalidName, "use 1-"), "skill names use 1-64 letters, digits, '-' or '_'"},
 		hint{isUnless(registry.ErrNotFound, "agent skill list"), "'agent skill list' shows what is installed"},
 		hint{is(registry.ErrAlreadyInstalled), "to keep both, add the second copy under another name with --name"},
-		hint{isUnless(registry.ErrUnsupportedSource, "use an https", "use https", "give an https"), "give an https, http, ssh, git or file URL, a local path to a git repository, or owner/repo for GitHub"},
-		hint{is(registry.ErrRepoNotFound), "for a private repository, check that you have access"},
-		hint{is(registry.ErrAuthRequired), "the repository needs credentials: use an ssh URL with a loaded key, or a git credential helper for https"},
-		hint{is(registry.ErrUnreachable), "check your network connection and the host name, then try again"},
-		hint{isUnless(registry.ErrNoSkill, "a skill needs a SKILL.md"), "name one of the skills found as the [skill] argument: agent skill add <source> <skill>"},
-		hint{is(registry.ErrAmbiguousSkill), "name the one you want as the [skill] argument: agent skill add <source> <skill>"},
-		hint{isUnless(registry.ErrRefNotFound, "history rewritten"), "check the branch, tag or SHA given with --ref or source@ref"},
-		hint{is(registry.ErrNoMatchingVersion), "relax the version constraint, or pick a branch or tag with --ref"},
+		hint{isUnless(gitsrc.ErrUnsupportedSource, "use an https", "use https", "give an https"), "give an https, http, ssh, git or file URL, a local path to a git repository, or owner/repo for GitHub"},
+		hint{is(gitsrc.ErrRepoNotFound), "for a private repository, check that you have access"},
+		hint{is(gitsrc.ErrAuthRequired), "the repository needs credentials: use an ssh URL with a loaded key, or a git credential helper for https"},
+		hint{is(gitsrc.ErrUnreachable), "check your network connection and the host name, then try again"},
+		hint{isUnless(gitsrc.ErrNoSkill, "a skill needs a SKILL.md"), "name one of the skills found as the [skill] argument: agent skill add <source> <skill>"},
+		hint{is(gitsrc.ErrAmbiguousSkill), "name the one you want as the [skill] argument: agent skill add <source> <skill>"},
+		hint{isUnless(gitsrc.ErrRefNotFound, "history rewritten"), "check the branch, tag or SHA given with --ref or source@ref"},
+		hint{is(gitsrc.ErrNoMatchingVersion), "relax the version constraint, or pick a branch or tag with --ref"},
 
 		hint{is(host.ErrTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
 		hint{is(host.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},

@@ -16,6 +16,7 @@ import (
 	"github.com/agentskills/agent/internal/workspace"
 	scripts "github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // Config is the resolved configuration: $AGENT_HOME/config.yaml, then
@@ -176,7 +177,7 @@ func (f *Factory) Store() (*registry.Store, error) {
 	}
 	s := registry.NewStore(cfg.Home)
 	// Fetch fallbacks (a full history instead of one commit) show at debug.
-	s.Git = &registry.GoGit{Debug: f.logger(cfg).Debug}
+	s.Git = &gitsrc.GoGit{Debug: f.logger(cfg).Debug}
 	return s, nil
 }
 

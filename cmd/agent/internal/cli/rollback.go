@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type rollbackOptions struct {
@@ -48,7 +49,7 @@ func newCmdRollback(f *Factory, runF func(context.Context, *rollbackOptions) err
 }
 
 func rollbackRun(ctx context.Context, opts *rollbackOptions) error {
-	if _, err := registry.Canonical(opts.Name); err != nil {
+	if _, err := manifest.Canonical(opts.Name); err != nil {
 		return err
 	}
 	store, err := opts.Store()

@@ -15,6 +15,7 @@ import (
 	"github.com/agentskills/agent/internal/gittest"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // indexedHome is a home with n skills (scripts scripts and a plugin tool
@@ -48,7 +49,7 @@ func writeIndexedHome(t testing.TB, home string, n, scripts int) {
 		e := sk.entry
 		e.Name, e.Canonical, e.Path = name, name, dir
 		e.Tools[0].Name = name + "_tool"
-		m, warns, err := registry.LoadManifest(dir)
+		m, warns, err := manifest.LoadManifest(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

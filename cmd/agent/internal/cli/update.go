@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type updateOptions struct {
@@ -67,7 +68,7 @@ func newCmdUpdate(f *Factory, runF func(context.Context, *updateOptions) error) 
 
 func updateRun(ctx context.Context, opts *updateOptions) error {
 	for _, n := range opts.Names {
-		if _, err := registry.Canonical(n); err != nil {
+		if _, err := manifest.Canonical(n); err != nil {
 			return err
 		}
 	}

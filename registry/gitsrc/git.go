@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"context"
@@ -113,10 +113,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// checkCloneURL refuses anything but the allowed schemes, scp-like ssh and
+// CheckCloneURL refuses anything but the allowed schemes, scp-like ssh and
 // absolute local paths, so that a hand-edited registry cannot smuggle in a
 // command transport either.
-func checkCloneURL(u string) error {
+func CheckCloneURL(u string) error {
 	if transportRE.MatchString(u) {
 		return fmt.Errorf("clone %s: %w: command transports (transport::) are refused", u, ErrUnsupportedSource)
 	}
@@ -172,7 +172,7 @@ type target struct {
 	Version string // the tag's semver version, without a v prefix
 }
 
-func isHex(s string) bool {
+func IsHex(s string) bool {
 	for _, r := range s {
 		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
 			return false
@@ -230,4 +230,12 @@ func treeFiles(repo *git.Repository, h plumbing.Hash, dir string) (map[string]pl
 		}
 	}
 	return out, nil
+}
+
+// Short is a commit id shortened to 12 characters, for messages.
+func Short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }

@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/Masterminds/semver/v3"
 )
@@ -99,7 +101,7 @@ func githubWeb(src Source, m []string) (Source, error) {
 		return src, fmt.Errorf("%w %q: %v", ErrUnsupportedSource, src.Raw, err)
 	}
 	if kind == "blob" {
-		if path.Base(rel) != ManifestFile {
+		if path.Base(rel) != manifest.ManifestFile {
 			return src, fmt.Errorf("%w %q: a blob/ address must point at a SKILL.md; use the tree/ address of the skill's folder", ErrUnsupportedSource, src.Raw)
 		}
 		rel = path.Dir(rel)
@@ -107,7 +109,7 @@ func githubWeb(src Source, m []string) (Source, error) {
 	if rel == "." {
 		rel = ""
 	}
-	if rel != "" && !insideRel(rel) {
+	if rel != "" && !manifest.InsideRel(rel) {
 		return src, fmt.Errorf("%w %q: the path leaves the repository", ErrUnsupportedSource, src.Raw)
 	}
 	if owner == "." || owner == ".." || repo == "" || repo == "." || repo == ".." {
