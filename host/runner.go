@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"runtime"
 	"strconv"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
 
@@ -199,7 +199,7 @@ func (e *eofReader) Close() error { return e.f.Close() }
 
 // handshakeLine finds go-plugin's handshake ("1|1|unix|/path|grpc|") in a
 // stdout line, also when a partial print without a newline precedes it.
-var handshakeLine = regexp.MustCompile(`1\|\d+\|(unix|tcp)\|[^|]+\|(grpc|netrpc)(\|.*)?$`)
+var handshakeLine = lazyregexp.New(`1\|\d+\|(unix|tcp)\|[^|]+\|(grpc|netrpc)(\|.*)?$`)
 
 // findHandshake returns the handshake part of line, if any.
 func findHandshake(line string) (string, bool) {
