@@ -165,24 +165,3 @@ func countScripts(dir string, m *manifest.Manifest) int {
 	}
 	return n
 }
-
-// RunnableScripts lists the script files of the skill in dir that can run
-// (slash paths inside dir, as exec.List finds them), never nil: what
-// add records in the registry so that listings read no folder.
-func RunnableScripts(dir string, m *manifest.Manifest) []string {
-	out := []string{}
-	scripts, err := exec.List(dir, m.Scripts, m.ScriptsIgnore)
-	if err != nil {
-		return out
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return out
-	}
-	for _, s := range scripts {
-		if rel, err := filepath.Rel(abs, s.Path); s.Err == nil && err == nil {
-			out = append(out, filepath.ToSlash(rel))
-		}
-	}
-	return out
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
@@ -18,7 +19,7 @@ import (
 type addOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 
 	Source  string
 	Skills  []string
@@ -193,7 +194,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		AgentVersion: Version,
 		Progress:     progress,
 		Warn:         func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) },
-	}, inst.prepare)
+	}, inst.Prepare)
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)
 	}

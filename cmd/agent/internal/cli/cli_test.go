@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/registry"
@@ -129,11 +130,11 @@ func TestCommandPath(t *testing.T) {
 		{"missing", "bin/nope", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := commandPath(skill, tc.rel)
+			p, err := install.CommandPath(skill, tc.rel)
 			if tc.ok != (err == nil) {
 				t.Fatalf("commandPath(%q) = %q, %v; want ok=%v", tc.rel, p, err, tc.ok)
 			}
-			if err != nil && !errors.Is(err, errBadPluginPath) {
+			if err != nil && !errors.Is(err, plugbuild.ErrBadPath) {
 				t.Fatalf("err = %v, want errBadPluginPath", err)
 			}
 		})
@@ -152,7 +153,7 @@ func TestBuildPackage(t *testing.T) {
 		{"../other", "", false},
 		{"/abs", "", false},
 	} {
-		got, err := buildPackage(tc.in)
+		got, err := install.BuildPackage(tc.in)
 		if tc.ok != (err == nil) || got != filepath.FromSlash(tc.want) {
 			t.Errorf("buildPackage(%q) = %q, %v; want %q ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
@@ -252,24 +253,24 @@ func TestAddPromptsOnTerminal(t *testing.T) {
 
 func TestPrepareBuildFailure(t *testing.T) {
 	t.Parallel()
-	in := &installer{
-		build: func(ctx context.Context, name, dir, rel, out string) error {
+	in := &install.Preparer{
+		Build: func(ctx context.Context, name, dir, rel, out string) error {
 			return &plugbuild.BuildError{Err: errors.New("exit status 1"), Output: "./main.go:3:2: undefined: oops\n"}
 		},
-		describe: func(context.Context, host.Plugin) ([]sdk.ToolInfo, error) {
+		Describe: func(context.Context, host.Plugin) ([]sdk.ToolInfo, error) {
 			t.Fatal("describe called after a failed build")
 			return nil, nil
 		},
-		environ: func() []string { return nil },
+		Environ: func() []string { return nil },
 	}
 	dir := t.TempDir()
-	err := in.prepare(context.Background(), &registry.Staged{
+	err := in.Prepare(context.Background(), &registry.Staged{
 		Canonical: "x",
 		Manifest:  &manifest.Manifest{Name: "x", Plugin: &manifest.PluginSpec{Build: "./plugin"}},
 		SkillDir:  dir,
 		PluginOut: filepath.Join(dir, "out", "x"),
 	})
-	if !errors.Is(err, errBuildFailed) || !strings.Contains(err.Error(), "undefined: oops") {
+	if !errors.Is(err, plugbuild.ErrBuild) || !strings.Contains(err.Error(), "undefined: oops") {
 		t.Fatalf("err = %v, want errBuildFailed with the compiler output", err)
 	}
 	if !strings.Contains(describe(err), "fix the compile errors") {
@@ -282,23 +283,23 @@ func TestPrepareCommandPlugin(t *testing.T) {
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "bin", "tool"), "#!/bin/sh\n", 0o755)
 	var described host.Plugin
-	in := &installer{
-		build: func(context.Context, string, string, string, string) error {
+	in := &install.Preparer{
+		Build: func(context.Context, string, string, string, string) error {
 			t.Fatal("go build for a command plugin")
 			return nil
 		},
-		describe: func(_ context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
+		Describe: func(_ context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
 			described = p
 			return []sdk.ToolInfo{{Name: "t", Description: "d"}}, nil
 		},
-		environ: func() []string { return []string{"PATH=/bin", "SECRET=x", "TOOL_KEY=k"} },
+		Environ: func() []string { return []string{"PATH=/bin", "SECRET=x", "TOOL_KEY=k"} },
 	}
 	st := &registry.Staged{
 		Canonical: "x",
 		Manifest:  &manifest.Manifest{Name: "x", Plugin: &manifest.PluginSpec{Command: "bin/tool"}, Permissions: manifest.Permissions{Env: []string{"TOOL_*"}}},
 		SkillDir:  dir,
 	}
-	if err := in.prepare(context.Background(), st); err != nil {
+	if err := in.Prepare(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
 	if st.Plugin == nil || st.Plugin.Path != filepath.Join(dir, "bin", "tool") || len(st.Plugin.SHA256) != 64 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/scaffold"
 	"github.com/agentskills/agent/internal/sdkmod"
@@ -85,14 +86,14 @@ func init() {
 		hint{is(errRemoveNoTTY), "pass --yes to remove it without asking"},
 		hint{is(errCanceled), "nothing was changed"},
 		hint{is(errBundledFixed), "leave it out of AGENT_SKILLS to disable it, or install a skill with the same name to override it"},
-		hint{is(errBuildFailed), "fix the compile errors above in the skill's repository (or ask its author), then run the command again; nothing was installed"},
-		hint{is(errGoMissing), "this skill's plugin is built from source: install Go from https://go.dev/dl and make sure 'go' is on PATH"},
+		hint{is(plugbuild.ErrBuild), "fix the compile errors above in the skill's repository (or ask its author), then run the command again; nothing was installed"},
+		hint{is(plugbuild.ErrGoMissing), "this skill's plugin is built from source: install Go from https://go.dev/dl and make sure 'go' is on PATH"},
 		hint{is(plugbuild.ErrNoModule), "a Go plugin is a module of its own inside the skill: give its folder a go.mod that requires " + sdkmod.SDKPath + " ('agent skill init --plugin <dir>' writes one)"},
 		hint{is(scaffold.ErrNotEmpty), "give a new folder, or an empty one: init never overwrites files"},
 		hint{is(registry.ErrLinked), "edit its folder instead: the next call rebuilds it; 'agent skill link <dir>' rebuilds at once"},
-		hint{is(errBadPluginPath), "the skill's SKILL.md names a plugin that cannot be used; check it with 'agent skill validate <dir>'"},
-		hint{is(errProtocol), "rebuild the plugin against this agent's SDK: a skill with plugin.build is rebuilt by 'agent skill add' or 'update'; for a prebuilt plugin.command ask its author for a build of this protocol"},
-		hint{is(errDescribe), "the plugin must serve the agent SDK (sdk.Serve in its main); run with AGENT_LOG_LEVEL=debug to see its output"},
+		hint{is(plugbuild.ErrBadPath), "the skill's SKILL.md names a plugin that cannot be used; check it with 'agent skill validate <dir>'"},
+		hint{is(install.ErrProtocol), "rebuild the plugin against this agent's SDK: a skill with plugin.build is rebuilt by 'agent skill add' or 'update'; for a prebuilt plugin.command ask its author for a build of this protocol"},
+		hint{is(install.ErrDescribe), "the plugin must serve the agent SDK (sdk.Serve in its main); run with AGENT_LOG_LEVEL=debug to see its output"},
 
 		hint{isUnless(registry.ErrCorrupt, "move it away"), "the file was left untouched: restore it from a backup, or move it away and add your skills again"},
 		hint{isUnless(manifest.ErrIncompatible, "upgrade agent", "older agent"), "pick a version of the skill that supports this agent with --version, or upgrade agent"},

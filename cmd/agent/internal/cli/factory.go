@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/viper"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	scripts "github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
@@ -63,12 +64,15 @@ func (f *Factory) environ() []string {
 }
 
 // installer returns the Prepare step of add and update.
-func (f *Factory) installer() (*installer, error) {
+func (f *Factory) installer() (*install.Preparer, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, err
 	}
-	return newInstaller(cfg.Home, f.IO, f.environ, f.logger(cfg)), nil
+	return install.New(install.Options{
+		Home: cfg.Home, Environ: f.environ, Logger: f.logger(cfg),
+		Progress: f.IO.ErrOut, Terminal: f.IO.StderrTTY,
+	}), nil
 }
 
 // logger is the host's logger: plugin output and host events on stderr at

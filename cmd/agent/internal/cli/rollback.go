@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -13,7 +14,7 @@ import (
 type rollbackOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 
 	Name string
 }
@@ -66,7 +67,7 @@ func rollbackRun(ctx context.Context, opts *rollbackOptions) error {
 		AgentVersion: Version,
 		Progress:     progress,
 		Warn:         opts.IO.Warn,
-	}, inst.prepare)
+	}, inst.Prepare)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentskills/agent/internal/gittest"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -53,7 +53,7 @@ func writeIndexedHome(t testing.TB, home string, n, scripts int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Listing, err = registry.NewListing(dir, m, warns, workspace.RunnableScripts(dir, m)); err != nil {
+		if e.Listing, err = registry.NewListing(dir, m, warns, install.RunnableScripts(dir, m)); err != nil {
 			t.Fatal(err)
 		}
 		e.Description = m.Description

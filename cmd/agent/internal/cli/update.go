@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -14,7 +15,7 @@ import (
 type updateOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 
 	Names  []string
 	All    bool
@@ -106,7 +107,7 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 			}
 			return confirm(opts.IO, fmt.Sprintf("Update %s?", p.Name))
 		},
-	}, inst.prepare)
+	}, inst.Prepare)
 	if len(results) == 0 && err == nil {
 		fmt.Fprintln(errOut, "No skills installed from git; nothing to update.")
 	}

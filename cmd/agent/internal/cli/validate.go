@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/plugins/exec"
@@ -117,7 +118,7 @@ func lintSkill(dir string, strict bool) (errs, warns []manifest.Problem, name st
 	if m.Plugin != nil {
 		switch {
 		case m.Plugin.Build != "":
-			pkg, err := buildPackage(m.Plugin.Build)
+			pkg, err := install.BuildPackage(m.Plugin.Build)
 			if err == nil {
 				if fi, statErr := os.Stat(filepath.Join(dir, pkg)); statErr != nil || !fi.IsDir() {
 					err = fmt.Errorf("plugin.build %q is not a folder in the skill; point it at the Go main package, for example ./plugin", m.Plugin.Build)
@@ -131,7 +132,7 @@ func lintSkill(dir string, strict bool) (errs, warns []manifest.Problem, name st
 				errs = append(errs, manifest.Problem{File: file, Message: err.Error()})
 			}
 		case m.Plugin.Command != "":
-			if _, err := commandPath(dir, m.Plugin.Command); err != nil {
+			if _, err := install.CommandPath(dir, m.Plugin.Command); err != nil {
 				errs = append(errs, manifest.Problem{File: file, Message: err.Error()})
 			}
 		}
