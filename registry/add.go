@@ -207,7 +207,7 @@ func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src gitsr
 	}
 	now := s.now()
 	e := Entry{
-		Name: name, Canonical: canonical, Source: SourceGit, GitURL: src.URL,
+		Name: name, Canonical: canonical, Source: sourceKind(src.URL), GitURL: src.URL,
 		Ref: src.Ref, Constraint: src.Constraint, Version: version, CommitSHA: sha,
 		Trusted: req.Trusted, InstalledAt: now, UpdatedAt: now,
 		Path: s.skillDir(canonical), Subdir: sel.Dir, Description: m.Description,

@@ -4,10 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"github.com/agentskills/agent/registry/manifest"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 func TestLoadInstalled(t *testing.T) {

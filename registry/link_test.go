@@ -3,10 +3,11 @@ package registry
 import (
 	"context"
 	"errors"
-	"github.com/agentskills/agent/registry/manifest"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/agentskills/agent/internal/gittest"
 )

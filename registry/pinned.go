@@ -19,7 +19,9 @@ func (s *Store) fetchRequest(url, ref, constraint string, progress io.Writer) gi
 // and checks that the server handed over that commit, not whatever a ref
 // of that name points to now.
 func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*gitsrc.Snapshot, error) {
-	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.GitURL, e.CommitSHA, "", progress))
+	req := s.fetchRequest(e.GitURL, e.CommitSHA, "", progress)
+	req.Path = e.Subdir
+	snap, err := s.git().Fetch(ctx, req)
 	if errors.Is(err, gitsrc.ErrRefNotFound) {
 		return nil, fmt.Errorf("%w: commit %s is no longer in %s (history rewritten, or never pushed); it is not replaced by what a tag or branch holds now: pin a commit the server has (agent skill add, then agent skill lock)", gitsrc.ErrRefNotFound, gitsrc.Short(e.CommitSHA), e.GitURL)
 	}

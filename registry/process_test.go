@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentskills/agent/registry/gitsrc"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentskills/agent/registry/gitsrc"
 
 	"github.com/agentskills/agent/internal/gittest"
 )

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentskills/agent/internal/flock"
 	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/ocisrc"
 )
 
 // Plugin is a skill's plugin executable and the sha256 it must have.
@@ -96,6 +97,11 @@ type Store struct {
 	Home string           // AGENT_HOME
 	Git  gitsrc.Git       // nil means &GoGit{}
 	Now  func() time.Time // nil means time.Now
+	// OCI pulls oci:// sources and mirrors; nil is a client that reads
+	// the Docker configuration's credentials.
+	OCI *ocisrc.Client
+	// Mirrors serve pinned fetches of the git sources they cover (§18).
+	Mirrors []Mirror
 
 	// hook, when set, is called at named points of a commit; tests use it
 	// to simulate a kill at that point.
@@ -135,10 +141,14 @@ func (s *Store) lockPath() string { return filepath.Join(s.SkillsDir(), ".lock")
 func (s *Store) skillDir(canonical string) string { return filepath.Join(s.SkillsDir(), canonical) }
 
 func (s *Store) git() gitsrc.Git {
-	if s.Git == nil {
-		return &gitsrc.GoGit{}
+	src := sources{git: s.Git, oci: s.OCI, mirrors: s.Mirrors}
+	if src.git == nil {
+		src.git = &gitsrc.GoGit{}
 	}
-	return s.Git
+	if src.oci == nil {
+		src.oci = &ocisrc.Client{}
+	}
+	return src
 }
 
 func (s *Store) now() time.Time {

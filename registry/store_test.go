@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentskills/agent/registry/gitsrc"
-	"github.com/agentskills/agent/registry/manifest"
 	"io/fs"
 	"net"
 	"net/http"
@@ -20,6 +18,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/agentskills/agent/internal/gittest"
 )

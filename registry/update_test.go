@@ -3,12 +3,13 @@ package registry
 import (
 	"context"
 	"errors"
-	"github.com/agentskills/agent/registry/manifest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/agentskills/agent/internal/gittest"
 )

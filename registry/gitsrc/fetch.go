@@ -41,6 +41,9 @@ type FetchRequest struct {
 	// fetch of the same repository transfers only new objects. The store
 	// sets $AGENT_HOME/cache/git; "" means a directory under os.TempDir.
 	CacheDir string
+	// Path is the skill folder the caller needs, when it knows it (a
+	// pinned fetch): a mirror holds single folders, not whole trees.
+	Path string
 }
 
 // Snapshot is one fetched commit. FS is its tree (slash paths, fs.ValidPath

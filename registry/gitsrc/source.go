@@ -11,7 +11,9 @@ import (
 	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/Masterminds/semver/v3"
+
 	"github.com/agentskills/agent/internal/lazyregexp"
+	"github.com/agentskills/agent/registry/ocisrc"
 )
 
 // Source is where a skill comes from (SPEC §6 <source>).
@@ -56,6 +58,9 @@ func ParseSource(s string) (Source, error) {
 	}
 	if transportRE.MatchString(s) {
 		return src, fmt.Errorf("%w %q: git remote helpers (transport::address, such as ext::) can run commands and are refused; use an https, ssh, git or file URL", ErrUnsupportedSource, s)
+	}
+	if ocisrc.IsOCI(s) {
+		return ociSource(s)
 	}
 	// A local path that exists is taken whole, even if it contains '@'.
 	if !schemeRE.MatchString(s) {
@@ -221,4 +226,19 @@ func existingPath(s string) (string, bool) {
 		return "", false
 	}
 	return abs, true
+}
+
+// ociSource reads oci://HOST/REPO[:TAG|@sha256:…|@CONSTRAINT] as a Source:
+// URL oci://HOST/REPO, Ref the digest (when given) or the tag, Constraint
+// the constraint.
+func ociSource(raw string) (Source, error) {
+	ref, err := ocisrc.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return Source{Raw: raw}, fmt.Errorf("%w: %v", ErrUnsupportedSource, err)
+	}
+	src := Source{Raw: raw, URL: ref.Repo(), Constraint: ref.Constraint, Ref: ref.Tag}
+	if ref.Digest != "" {
+		src.Ref = ref.Digest
+	}
+	return src, nil
 }
