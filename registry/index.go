@@ -40,7 +40,7 @@ import (
 // everything before it; then the lines (each uvarint-length-prefixed) and
 // the CRC-32C of the lines.
 
-const indexMagic = "agent-registry-index 5\n"
+const indexMagic = "agent-registry-index 6\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -418,6 +418,9 @@ func (e *enc) entry(x *Entry) {
 			e.str(t.Name)
 			e.str(t.Description)
 			e.raw(t.InputSchema)
+			e.str(t.Title)
+			e.raw(t.Annotations)
+			e.raw(t.OutputSchema)
 		}
 	}
 	e.str(x.PreviousSHA)
@@ -609,7 +612,7 @@ func (d *dec) entry() Entry {
 	if n, ok := d.count(); ok {
 		x.Tools = make([]Tool, n)
 		for i := range x.Tools {
-			x.Tools[i] = Tool{Name: d.str(), Description: d.str(), InputSchema: d.raw()}
+			x.Tools[i] = Tool{Name: d.str(), Description: d.str(), InputSchema: d.raw(), Title: d.str(), Annotations: d.raw(), OutputSchema: d.raw()}
 		}
 	}
 	x.PreviousSHA = d.str()

@@ -33,6 +33,11 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Title, Annotations (the SDK's JSON) and OutputSchema travel from the
+	// plugin's describe to MCP clients.
+	Title        string          `json:"title,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Entry is one installed skill in registry.json (SPEC §5).

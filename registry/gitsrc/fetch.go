@@ -621,13 +621,13 @@ func CheckoutSkill(snap *Snapshot, dir, repoDir string, m *manifest.Manifest) er
 		if err := os.RemoveAll(repoDir); err != nil {
 			return err
 		}
-		return writeTree(snap.FS, ".", repoDir)
+		return WriteTree(snap.FS, ".", repoDir)
 	}
 	out := filepath.Join(repoDir, filepath.FromSlash(dir))
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
-	return writeTree(snap.FS, dir, out)
+	return WriteTree(snap.FS, dir, out)
 }
 
 // moduleOutside reports whether the Go module of the package build (a

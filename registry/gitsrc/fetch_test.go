@@ -241,7 +241,7 @@ func TestTreeFS(t *testing.T) {
 		t.Fatalf("scripts/tool.sh: %v, mode %v; want executable", err, fi)
 	}
 	dst := filepath.Join(t.TempDir(), "out")
-	if err := writeTree(snap.FS, "scripts", dst); err != nil {
+	if err := WriteTree(snap.FS, "scripts", dst); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(dst, "tool.sh")); err != nil || fi.Mode()&0o111 == 0 {
@@ -275,7 +275,7 @@ func TestTreeFSSymlinks(t *testing.T) {
 	}
 	// CopySkill refuses the link that leaves the skill, as for a checkout.
 	dst := t.TempDir()
-	if err := writeTree(snap.FS, "skill", filepath.Join(dst, "skill")); err != nil {
+	if err := WriteTree(snap.FS, "skill", filepath.Join(dst, "skill")); err != nil {
 		t.Fatal(err)
 	}
 	if err := CopySkill(filepath.Join(dst, "skill"), filepath.Join(dst, "copy")); err == nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/scaffold"
@@ -110,8 +109,8 @@ func init() {
 		hint{isUnless(gitsrc.ErrRefNotFound, "history rewritten"), "check the branch, tag or SHA given with --ref or source@ref"},
 		hint{is(gitsrc.ErrNoMatchingVersion), "relax the version constraint, or pick a branch or tag with --ref"},
 
-		hint{is(host.ErrTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
-		hint{is(host.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},
-		hint{is(host.ErrStart), workspace.StartAdvice},
+		hint{is(workspace.ErrPluginTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
+		hint{is(workspace.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},
+		hint{is(workspace.ErrPluginStart), workspace.StartAdvice},
 	)
 }

@@ -47,6 +47,9 @@ type Factory struct {
 	LookupEnv  func(string) (string, bool)
 	Environ    func() []string
 	Executable func() (string, error)
+	// CallFloor replaces the calls' 5-minute deadline floor
+	// (workspace.Config.CallFloor), so that tests take seconds.
+	CallFloor time.Duration
 
 	configOnce sync.Once
 	config     *Config
@@ -129,6 +132,7 @@ func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
 		Executable:      f.Executable,
 		Logger:          f.logger(cfg),
 		Relink:          f.relink,
+		CallFloor:       f.CallFloor,
 	}, nil
 }
 
@@ -146,10 +150,15 @@ func (f *Factory) loadSkillView(ctx context.Context) (*workspace.View, error) {
 	return f.view(ctx, workspace.Every)
 }
 
-// loadActiveView reads only the SKILL.md of the skills AGENT_SKILLS
-// selects: all that Layer 1 needs.
-func (f *Factory) loadActiveView(ctx context.Context) (*workspace.View, error) {
-	return f.view(ctx, workspace.Selected)
+// loadRecordedWorkspace is the workspace with linked skills as recorded:
+// what Layer 1 needs, without rebuilding a linked skill's plugin.
+func (f *Factory) loadRecordedWorkspace(ctx context.Context) (*workspace.Workspace, error) {
+	wc, err := f.WorkspaceConfig()
+	if err != nil {
+		return nil, err
+	}
+	wc.Relink = nil
+	return workspace.Load(ctx, wc)
 }
 
 func (f *Factory) view(ctx context.Context, scope workspace.Scope) (*workspace.View, error) {
