@@ -55,7 +55,7 @@ func statStamp(p string) (stamp, error) {
 	if err := syscall.Stat(p, &st); err != nil {
 		return stamp{}, &os.PathError{Op: "stat", Path: p, Err: err}
 	}
-	return stamp{uint64(st.Dev), st.Ino, uint64(st.Size), uint64(st.Mtim.Nano()), uint64(st.Ctim.Nano())}, nil
+	return stamp{uint64(st.Dev), st.Ino, uint64(st.Size), uint64(mtimeNs(&st)), uint64(ctimeNs(&st))}, nil
 }
 
 // indexed is one entry as the index holds it.
