@@ -26,6 +26,9 @@ type rule struct {
 	// any: may import every project package but those under never.
 	any   bool
 	never []string
+	// noStd are standard packages it must not import: registry/manifest
+	// is pure parsing, reading only through an fs.FS.
+	noStd []string
 	why   string
 }
 
@@ -42,7 +45,8 @@ var rules = []rule{
 	{pkg: "plugins/exec", may: []string{"sdk"}},
 	{pkg: "plugins/base", may: []string{"sdk"}},
 	{pkg: "registry", may: []string{"registry"}},
-	{pkg: "registry/manifest"},
+	{pkg: "registry/manifest", noStd: []string{"os", "syscall", "net", "io/ioutil"},
+		why: "registry/manifest is pure parsing: it reads through an fs.FS that the caller opens"},
 	{pkg: "registry/gitsrc", may: []string{"registry/manifest", "registry/ocisrc"}},
 	{pkg: "registry/ocisrc", may: []string{"registry/manifest"},
 		why: "a source as gitsrc is (SPEC §18)"},
@@ -168,6 +172,9 @@ func violations(pkgs map[string]pkg) []string {
 			if slices.ContainsFunc(onlyUnderCmd, func(m string) bool { return imp == m || strings.HasPrefix(imp, m+"/") }) && !under(rel, "cmd") {
 				bad = append(bad, fmt.Sprintf("%s imports %s: cobra and viper appear only under cmd/", rel, imp))
 			}
+			if r != nil && slices.ContainsFunc(r.noStd, func(n string) bool { return under(imp, n) }) {
+				bad = append(bad, fmt.Sprintf("%s imports %s: %s", rel, imp, r.why))
+			}
 			irel, in := project(imp)
 			if !in || under(irel, rel) {
 				continue
@@ -221,7 +228,9 @@ func TestViolationsNamesTheImporter(t *testing.T) {
 	p := func(rel string, imports ...string) pkg {
 		q := pkg{ImportPath: module + "/" + rel}
 		for _, i := range imports {
-			if strings.Contains(i, ".") {
+			if std, ok := strings.CutPrefix(i, "std:"); ok {
+				q.Imports = append(q.Imports, std)
+			} else if strings.Contains(i, ".") {
 				q.Imports = append(q.Imports, i)
 			} else {
 				q.Imports = append(q.Imports, module+"/"+i)
@@ -245,6 +254,7 @@ func TestViolationsNamesTheImporter(t *testing.T) {
 		{"registry imports host", []pkg{p("registry", "host")}, "registry imports host"},
 		{"host imports registry", []pkg{p("host", "registry")}, "host imports registry"},
 		{"manifest imports gitsrc", []pkg{p("registry/manifest", "registry/gitsrc")}, "registry/manifest imports registry/gitsrc"},
+		{"manifest reads the disk", []pkg{p("registry/manifest", "std:io/fs", "std:os")}, "registry/manifest imports os: registry/manifest is pure parsing"},
 		{"cobra outside cmd", []pkg{p("internal/workspace", "github.com/spf13/cobra")}, "internal/workspace imports github.com/spf13/cobra"},
 		{"a new package that is no leaf", []pkg{p("internal/newthing", "registry")},
 			"internal/newthing imports registry: internal/newthing is in no row"},
