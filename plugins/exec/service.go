@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentskills/agent/internal/atomicfile"
 	"github.com/agentskills/agent/internal/lazyregexp"
 )
 
@@ -34,6 +35,9 @@ type Config struct {
 	MaxOutput int64         `json:"max_output,omitempty"` // bytes of stdout kept; default 1 MiB
 	UV        string        `json:"uv,omitempty"`         // AGENT_UV; a path or a name looked up on PATH
 	CacheDir  string        `json:"cache_dir,omitempty"`  // help cache on disk; "" keeps it in memory only
+	// PassEnv is the configuration's pass_env: secrets a script may get
+	// when its skill's permissions.env matches them (SPEC §12).
+	PassEnv []string `json:"pass_env,omitempty"`
 }
 
 // ConfigEnv is the environment variable that carries Config as JSON.
@@ -231,7 +235,7 @@ func (s *service) runScript(ctx context.Context, in RunInput) (json.RawMessage, 
 	if err != nil {
 		return nil, "", err
 	}
-	env, err := buildEnv(s.environ(), t.skill.Env, in.Env)
+	env, err := buildEnv(s.environ(), t.skill.Env, s.cfg.PassEnv, in.Env)
 	if err != nil {
 		return nil, "", err
 	}
@@ -318,7 +322,7 @@ func (s *service) scriptHelp(ctx context.Context, in HelpInput) (HelpResult, str
 	if res, ok := s.help.get(key); ok {
 		return res, fmt.Sprintf("help for %s (cached)", name), nil
 	}
-	env, err := buildEnv(s.environ(), t.skill.Env, nil)
+	env, err := buildEnv(s.environ(), t.skill.Env, s.cfg.PassEnv, nil)
 	if err != nil {
 		return HelpResult{}, "", err
 	}
@@ -401,19 +405,7 @@ func (c *helpCache) put(key string, res HelpResult) error {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return fmt.Errorf("write help cache: %w", err)
 	}
-	f, err := os.CreateTemp(c.dir, ".help-*")
-	if err != nil {
-		return fmt.Errorf("write help cache: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("write help cache: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write help cache: %w", err)
-	}
-	if err := os.Rename(f.Name(), filepath.Join(c.dir, key+".json")); err != nil {
+	if err := atomicfile.Write(filepath.Join(c.dir, key+".json"), b, 0o600); err != nil {
 		return fmt.Errorf("write help cache: %w", err)
 	}
 	return nil
