@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +96,7 @@ func list(t *testing.T, goos string) map[string]pkg {
 	if err != nil {
 		t.Fatal(err)
 	}
+	consultSources(t, root)
 	out := map[string]pkg{}
 	for _, dir := range []string{".", "sdk", "proto"} {
 		cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Error", "./...")
@@ -124,6 +126,28 @@ func list(t *testing.T, goos string) map[string]pkg {
 		t.Fatalf("go list found %d packages; expected the whole repository", len(out))
 	}
 	return out
+}
+
+// consultSources stats every Go file under root. go list reads them in
+// a child process, which go test's cache does not see; statting them here
+// makes an edit anywhere rerun the test instead of replaying a pass.
+func consultSources(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".go") || d.Name() == "go.mod") {
+			_, err = os.Stat(p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("walk the sources: %v", err)
+	}
 }
 
 // project returns p's path inside the repository and whether it is one.
