@@ -68,6 +68,9 @@ func TestScripts(t *testing.T) {
 			"movetag":    cmdMoveTag,
 			"rewrite":    cmdRewrite,
 			"lockcommit": cmdLockCommit,
+			// placements.txtar (cmds_placement_test.go)
+			"sametree": cmdSameTree,
+			"readonly": cmdReadOnly,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

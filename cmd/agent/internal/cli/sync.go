@@ -14,6 +14,7 @@ type syncOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
 	Installer func() (*installer, error)
+	Placer    placer
 
 	File   string
 	Frozen bool
@@ -22,7 +23,7 @@ type syncOptions struct {
 }
 
 func newCmdSync(f *Factory, runF func(context.Context, *syncOptions) error) *cobra.Command {
-	opts := &syncOptions{IO: f.IO, Store: f.Store, Installer: f.installer}
+	opts := &syncOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements}
 	cmd := &cobra.Command{
 		Use:   "sync [FILE] [--frozen] [--trust]",
 		Short: "Make the installed skills exactly those of skills.lock",
@@ -108,6 +109,10 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 	if err != nil {
 		return err
 	}
+	before, err := store.List()
+	if err != nil {
+		return err
+	}
 	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
 	done, err := store.Sync(ctx, l, registry.SyncRequest{
@@ -127,8 +132,13 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 		Done: func(c registry.SyncChange) { fmt.Fprintln(opts.IO.Out, describeChange(c)) },
 	}, inst.prepare)
 	if err != nil {
+		settlePlacements(opts.Placer, store, before, opts.IO.Warn)
 		return err
 	}
+	if err := lockPlacements(opts.Placer, store, l); err != nil {
+		return err
+	}
+	settlePlacements(opts.Placer, store, before, opts.IO.Warn)
 	if len(done) == 0 {
 		fmt.Fprintf(errOut, "The installed skills already match %s\n", opts.File)
 	}
