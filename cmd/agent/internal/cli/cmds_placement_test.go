@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -70,4 +71,49 @@ func cmdReadOnly(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return nil
 	}))
+}
+
+// clientsBin is where .ci/run's `npm ci` puts the pinned Gemini CLI and
+// Claude Code (testdata/clients), which mcp_config_clients.txtar runs.
+const clientsBin = "testdata/clients/node_modules/.bin"
+
+// cmdApprove does what a user does once so that a client starts the
+// project's MCP servers: approve <gemini|claude> <project>. Gemini CLI
+// reads project settings only in a trusted folder
+// (~/.gemini/trustedFolders.json); Claude Code starts a .mcp.json server
+// once the project approved it (~/.claude.json, projects.<dir>).
+func cmdApprove(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: approve <gemini|claude> <project>")
+	}
+	home := ts.Getenv("HOME")
+	dir := ts.MkAbs(args[1])
+	var file string
+	edit := func(doc map[string]any) {}
+	switch args[0] {
+	case "gemini":
+		file = filepath.Join(home, ".gemini", "trustedFolders.json")
+		edit = func(doc map[string]any) { doc[dir] = "TRUST_FOLDER" }
+	case "claude":
+		file = filepath.Join(home, ".claude.json")
+		edit = func(doc map[string]any) {
+			projects, _ := doc["projects"].(map[string]any)
+			if projects == nil {
+				projects = map[string]any{}
+			}
+			projects[dir] = map[string]any{"enabledMcpjsonServers": []string{"agent"}, "hasTrustDialogAccepted": true}
+			doc["projects"] = projects
+		}
+	default:
+		ts.Fatalf("approve: unknown client %q", args[0])
+	}
+	doc := map[string]any{}
+	if data, err := os.ReadFile(file); err == nil {
+		ts.Check(json.Unmarshal(data, &doc))
+	}
+	edit(doc)
+	data, err := json.Marshal(doc)
+	ts.Check(err)
+	ts.Check(os.MkdirAll(filepath.Dir(file), 0o755))
+	ts.Check(os.WriteFile(file, data, 0o600))
 }
