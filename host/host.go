@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -419,10 +421,10 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 	var extra []*os.File
 	var atExec func(int) error
 	var busy func() (string, []*os.File, error)
-	attr := sysProcAttr()
+	attr := &syscall.SysProcAttr{}
 	if p.SHA256 != "" {
 		if canTrace && !h.noTrace.Load() && !startsWithShebang(p.Path) && h.firstStart(p) {
-			attr.Ptrace = true
+			setTrace(attr, true)
 			atExec = func(pid int) error { return h.verifier.checkExe(p, pid) }
 			busy = func() (string, []*os.File, error) {
 				s, err := h.sealedCopy(p)
@@ -448,7 +450,12 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		Plugins:          sdk.PluginMap(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
-		StartTimeout:     h.cfg.startTimeout,
+		// go-plugin listens on a Unix socket in a 0700 folder, except on
+		// Windows, where it listens on TCP 127.0.0.1, which any local
+		// process can reach: there the host and plugin authenticate each
+		// other with a certificate made for this one start.
+		AutoMTLS:     runtime.GOOS == "windows",
+		StartTimeout: h.cfg.startTimeout,
 		// go-plugin names the plugin's own log lines after runner.Name(),
 		// the skill: "agent.hello: ...".
 		Logger:     h.cfg.logger,

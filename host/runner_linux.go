@@ -1,3 +1,5 @@
+//go:build linux && !portable
+
 package host
 
 import (
@@ -11,28 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-func sysProcAttr() *syscall.SysProcAttr {
-	// Its own process group, so that killing the plugin kills what it
-	// started; and the kernel kills the plugin if the host dies, even by
-	// SIGKILL (sdk.Serve turns that into a SIGTERM it can clean up after).
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
-const waitNoReap = true
-
-// waitExit returns once pid has exited, without reaping it: until
-// os/exec reaps it, its pid and process group id cannot be reused.
-func waitExit(pid int) {
-	var info unix.Siginfo
-	for {
-		if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != unix.EINTR {
-			return
-		}
-	}
-}
-
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // becomeSubreaper makes the host adopt the orphans of its plugins: a
 // descendant that called setsid and whose plugin died without ending it
@@ -51,8 +31,16 @@ func pluginDescendant(pid int) bool {
 	return bytes.Contains(b, pluginCookie)
 }
 
+// Launch says how a plugin's bytes are checked and run here.
+func Launch() string {
+	return "checked while stopped at exec, or run from a sealed in-memory copy (memfd)"
+}
+
 // canTrace: this platform can start a child stopped at exec.
 const canTrace = true
+
+// setTrace has the child stop at exec (PTRACE_TRACEME), for startCmd.
+func setTrace(attr *syscall.SysProcAttr, on bool) { attr.Ptrace = on }
 
 // startCmd starts cmd; with Ptrace it waits for the child's stop at exec,
 // runs atExec and lets the child go on (or kills it). Called on spawn's

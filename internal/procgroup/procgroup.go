@@ -7,6 +7,19 @@
 // package only adds what a plugin that starts commands needs per command.
 // It lives in the root module's internal/ so that the sdk, a module of
 // its own that plugin authors import, does not grow an API for it.
+//
+// Group is the one interface to containment on every platform, for the
+// host's plugins and the plugins' commands alike: New before the command
+// starts, Started right after, Kill, WaitExit, Release. What holds the group
+// together differs (see Protections):
+//   - Linux: a process group, a parent-death signal, and the sdk's
+//     subreaper for descendants that leave the group (setsid).
+//   - macOS, and Linux built with the portable tag: a process group, and a
+//     parent watch (polling) instead of the parent-death signal. A
+//     descendant that calls setsid leaves the group and can outlive it.
+//   - Windows: a Job Object with kill-on-close. os/exec cannot start a
+//     process inside a job, so the child starts suspended, is assigned to
+//     the job, then resumed; everything it starts is in the job too.
 package procgroup
 
 import (
@@ -19,8 +32,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -30,34 +41,37 @@ import (
 type Set struct {
 	owner string // "the exec plugin", for the error after Close
 	mu    sync.Mutex
-	// m maps a command's pid to whether its group may still be signalled
-	// (false once it is about to be reaped); the pid leaves m once reaped.
-	m      map[int]bool
+	// m maps a command's pid to its group until the command is reaped.
+	m      map[int]*Group
 	closed bool
 }
 
 // NewSet returns an empty set; owner names the plugin in the error that
 // Start returns once the set is closed.
-func NewSet(owner string) *Set { return &Set{owner: owner, m: map[int]bool{}} }
+func NewSet(owner string) *Set { return &Set{owner: owner, m: map[int]*Group{}} }
 
-// Start starts cmd in a process group of its own, which the kernel kills
-// if this plugin dies (even by SIGKILL), and tracks it. It refuses once
-// KillAll has run.
+// Start starts cmd in a group of its own (see Group), which ends if this
+// plugin dies, and tracks it. It refuses once KillAll has run.
 func (s *Set) Start(cmd *exec.Cmd) error {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return errors.New(s.owner + " is shutting down")
 	}
-	if err := cmd.Start(); err != nil {
+	g, err := New(cmd)
+	if err != nil {
 		return err
 	}
-	s.m[cmd.Process.Pid] = true
+	if err := cmd.Start(); err != nil {
+		g.Release()
+		return err
+	}
+	if err := g.Started(); err != nil {
+		_ = cmd.Wait()
+		g.Release()
+		return err
+	}
+	s.m[cmd.Process.Pid] = g
 	return nil
 }
 
@@ -69,45 +83,33 @@ type Outcome struct {
 }
 
 // Wait waits for cmd, started by Start, to exit, for timeout to pass or
-// for ctx to end. Then it kills the command's process group (the command
-// if it still runs, and whatever it left behind in its group) and reaps
-// the command. The leader is not reaped before its group is killed, so the
-// group id cannot be reused by then.
+// for ctx to end. Then it kills the command's group (the command if it
+// still runs, and whatever it left behind in its group) and reaps the
+// command (see Group.Wait).
 func (s *Set) Wait(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) Outcome {
 	pid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		// Wait without reaping.
-		var info unix.Siginfo
-		for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
-		}
-	}()
+	s.mu.Lock()
+	g := s.m[pid]
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var out Outcome
 	select {
-	case <-exited:
+	case out.Wait = <-done:
 	case <-timer.C:
 		out.TimedOut = true
+		g.Kill()
+		out.Wait = <-done
 	case <-ctx.Done():
 		out.Ctx = ctx.Err()
+		g.Kill()
+		out.Wait = <-done
 	}
-	Kill(pid)
-	<-exited
-	s.mark(pid) // its pid may be reused once reaped
-	out.Wait = cmd.Wait()
+	g.Release()
 	s.reaped(pid)
 	return out
-}
-
-// Kill SIGKILLs the process group pgid.
-func Kill(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
-
-func (s *Set) mark(pid int) {
-	s.mu.Lock()
-	s.m[pid] = false
-	s.mu.Unlock()
 }
 
 func (s *Set) reaped(pid int) {
@@ -130,10 +132,8 @@ func (s *Set) KillAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	for pid, live := range s.m {
-		if live {
-			Kill(pid)
-		}
+	for _, g := range s.m {
+		g.Kill()
 	}
 }
 
@@ -152,14 +152,12 @@ func (s *Set) Serve(skill sdk.Skill) int {
 // StopWithParent kills the commands' groups, which a signal to the plugin
 // would not reach, when the plugin is told to stop (SIGTERM, SIGINT,
 // SIGHUP) or its parent (the host) dies, and then exits. It returns false
-// when the parent was already gone. It asks the kernel for SIGTERM when
-// the parent dies, even by SIGKILL; in a plugin started by the host the
-// sdk has already done so on the main thread, where the host's own SIGKILL
-// request lives, and ends every descendant when the plugin stops.
+// when the parent was already gone. How the parent's death is noticed is
+// the platform's (see onParentExit).
 func (s *Set) StopWithParent() bool {
 	ppid := os.Getppid()
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
 	sigs := make(chan os.Signal, 1)
+	onParentExit(ppid, sigs)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
 		sig := <-sigs

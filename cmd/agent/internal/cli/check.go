@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
@@ -80,8 +82,17 @@ type checkFailureJSON struct {
 	Reason string `json:"reason"`
 }
 
+// checkProtections says how plugins are kept honest and contained on this
+// machine (SPEC §8 "Other systems"): they differ by platform.
+type checkProtections struct {
+	Launch      string `json:"launch"`
+	Containment string `json:"containment"`
+}
+
 type checkJSON struct {
 	AgentVersion string             `json:"agent_version"`
+	Platform     string             `json:"platform"`
+	Protections  checkProtections   `json:"protections"`
 	AgentSkills  string             `json:"agent_skills"`
 	Skills       []checkSkillJSON   `json:"skills"`
 	Failures     []checkFailureJSON `json:"failures"`
@@ -121,6 +132,8 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 func buildCheck(v *workspace.View) checkJSON {
 	r := checkJSON{
 		AgentVersion: Version,
+		Platform:     platformName(),
+		Protections:  checkProtections{Launch: host.Launch(), Containment: strings.Join(procgroup.Protections(), ", ")},
 		AgentSkills:  v.Spec,
 		Skills:       []checkSkillJSON{},
 		Failures:     []checkFailureJSON{},
@@ -257,6 +270,9 @@ func writeCheck(w io.Writer, r checkJSON) error {
 			fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Reason)
 		}
 	}
+	fmt.Fprintf(w, "\nProtections on this machine (%s):\n", r.Platform)
+	fmt.Fprintf(w, "  launch: %s\n", r.Protections.Launch)
+	fmt.Fprintf(w, "  containment: %s\n", r.Protections.Containment)
 	if len(r.Hints) > 0 {
 		fmt.Fprintln(w)
 		for _, h := range r.Hints {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentskills/agent/internal/platform"
 	"github.com/agentskills/agent/internal/workspace"
 )
 
@@ -171,5 +172,29 @@ func TestLoggerHidesKilledPlugin(t *testing.T) {
 		if !strings.Contains(errOut.String(), "exit status 2") {
 			t.Errorf("level %q: a real crash was hidden", tc.level)
 		}
+	}
+}
+
+// TestCheckProtections: agent check names this build's launch and
+// containment protections, which differ between Linux and the portable
+// fallbacks of macOS and Windows.
+func TestCheckProtections(t *testing.T) {
+	t.Parallel()
+	home := writeFixtureHome(t, fixtureSkills())
+	out, _, _ := runInProcess(t, map[string]string{"AGENT_HOME": home}, "check", "--json")
+	var r checkJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	wantLaunch, wantContain := "sealed in-memory copy", "parent-death signal"
+	if platform.Portable {
+		wantLaunch, wantContain = "private copy", "process group only"
+	}
+	if !strings.Contains(r.Protections.Launch, wantLaunch) || !strings.Contains(r.Protections.Containment, wantContain) {
+		t.Errorf("protections = %+v, want launch with %q and containment with %q", r.Protections, wantLaunch, wantContain)
+	}
+	human, _, _ := runInProcess(t, map[string]string{"AGENT_HOME": home}, "check")
+	if !strings.Contains(human, "containment: "+r.Protections.Containment) {
+		t.Errorf("human output lacks the containment line:\n%s", human)
 	}
 }
