@@ -49,12 +49,16 @@ type Options struct {
 	// ProgressInterval is the period of progress notifications; 0 means
 	// DefaultProgressInterval.
 	ProgressInterval time.Duration
-	// CallTimeout bounds one tool call; 0 leaves it to the client.
+	// CallTimeout bounds one tool call; 0 keeps the workspace's deadline
+	// policy (5 minutes, more for a script with a longer limit).
 	CallTimeout time.Duration
 	// Version is the agent's version, reported as the server's.
 	Version string
 	// Logger receives the server's own logs (never stdout); nil discards.
 	Logger *slog.Logger
+	// PageSize is the page of skills/list and resources/directory/read;
+	// 0 means DefaultPageSize.
+	PageSize int
 }
 
 // Server serves one workspace at a time over MCP.
@@ -90,6 +94,9 @@ type Server struct {
 type generation struct {
 	ws    *workspace.Workspace
 	calls sync.WaitGroup
+	// trees are the active skills' files, by canonical name.
+	trees  map[string]*skillTree
+	skills skillCatalog
 }
 
 // New loads the workspace and builds the server. It starts no process.
@@ -118,17 +125,20 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		prompts:   map[string]bool{},
 		resources: map[string]bool{},
 	}
+	// Advertise every list with listChanged even while it is empty: a
+	// skill added later fills it.
+	caps := &sdkmcp.ServerCapabilities{
+		Tools:     &sdkmcp.ToolCapabilities{ListChanged: true},
+		Prompts:   &sdkmcp.PromptCapabilities{ListChanged: true},
+		Resources: &sdkmcp.ResourceCapabilities{ListChanged: true},
+	}
+	s.addSkillsExtension(caps)
 	s.srv = sdkmcp.NewServer(&sdkmcp.Implementation{Name: "agent", Version: opts.Version}, &sdkmcp.ServerOptions{
-		Logger: log,
-		// Advertise every list with listChanged even while it is empty:
-		// a skill added later fills it.
-		Capabilities: &sdkmcp.ServerCapabilities{
-			Tools:     &sdkmcp.ToolCapabilities{ListChanged: true},
-			Prompts:   &sdkmcp.PromptCapabilities{ListChanged: true},
-			Resources: &sdkmcp.ResourceCapabilities{ListChanged: true},
-		},
+		Logger:       log,
+		Capabilities: caps,
 		Instructions: instructions(ws),
 	})
+	s.registerSkillsMethods()
 	s.srv.AddReceivingMiddleware(s.lists.middleware)
 	s.swap(ws)
 	return s, nil
@@ -139,20 +149,11 @@ func (s *Server) MCP() *sdkmcp.Server { return s.srv }
 
 // instructions is Layer 1: what every MCP client may put in context.
 func instructions(ws *workspace.Workspace) string {
-	text, _, _ := disclosure.Layer1(layer1Skills(ws), nil, disclosure.BudgetFor(0))
-	return text
-}
-
-func layer1Skills(ws *workspace.Workspace) []disclosure.Skill {
-	var skills []disclosure.Skill
-	for _, as := range ws.Active {
-		skills = append(skills, disclosure.Skill{
-			Name:                   as.Entry.Canonical,
-			Description:            as.Manifest.Description,
-			DisableModelInvocation: as.Manifest.DisableModelInvocation,
-		})
+	text, _, _, err := ws.Layer1(disclosure.BudgetFor(0))
+	if err != nil {
+		return ""
 	}
-	return skills
+	return text
 }
 
 // Reload loads the workspace again and serves it; go-sdk tells every
@@ -174,7 +175,7 @@ func (s *Server) swap(ws *workspace.Workspace) {
 	}
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
-	gen := &generation{ws: ws}
+	gen := &generation{ws: ws, trees: skillTrees(ws, s.log)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -196,7 +197,7 @@ func (s *Server) swap(ws *workspace.Workspace) {
 		p := prompts[name]
 		s.srv.AddPrompt(p.prompt, p.handler)
 	})
-	resources := s.resourceSet(ws)
+	resources := s.resourceSet(gen)
 	s.resources = replace(s.resources, resources, func(uris []string) { s.srv.RemoveResources(uris...) }, func(uri string) {
 		r := resources[uri]
 		s.srv.AddResource(r.resource, r.handler)
@@ -314,15 +315,10 @@ func (s *Server) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// callContext ends with the request, its session, the server, or
-// Options.CallTimeout.
+// callContext ends with the request, its session or the server; the
+// call's deadline is the workspace's (Options.CallTimeout replaces it).
 func (s *Server) callContext(ctx context.Context, ss *sdkmcp.ServerSession) (context.Context, context.CancelFunc) {
-	var cancel context.CancelFunc
-	if s.opts.CallTimeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(ctx)
-	}
+	ctx, cancel := context.WithCancel(ctx)
 	stopLife := context.AfterFunc(s.life, cancel)
 	stopSess := context.AfterFunc(s.sessionContext(ss), cancel)
 	return ctx, func() { stopSess(); stopLife(); cancel() }

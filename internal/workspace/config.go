@@ -40,6 +40,11 @@ type Config struct {
 	// sources changed, and returns the entry to use. nil uses entries as
 	// recorded.
 	Relink func(ctx context.Context, e registry.Entry) (registry.Entry, error)
+	// CallFloor is the least time a call gets before it is canceled
+	// (SPEC §2); 0 means DefaultCallFloor. Tests shorten it.
+	CallFloor time.Duration
+	// Observer hears the start and end of every Call; nil hears nothing.
+	Observer CallObserver
 }
 
 // Store opens the registry under Home.

@@ -7,23 +7,25 @@ import (
 	"github.com/agentskills/agent/registry"
 )
 
-// Layer1 builds the Layer 1 text of the active skills in v within budget
-// characters (SPEC §10).
-func Layer1(v *View, budget int) (text string, included, dropped []string, err error) {
+// Layer1 is the Layer 1 text of the active skills within budget
+// characters (SPEC §10), and which skills it includes and drops. It is the
+// only Layer 1: `agent prompt`, the MCP instructions and `agent run`'s
+// system prompt all come from here. It reads nothing.
+func (ws *Workspace) Layer1(budget int) (text string, included, dropped []string, err error) {
 	var skills []disclosure.Skill
 	scripts := false
-	for _, s := range v.Active() {
-		desc := s.Manifest.Description
-		if !runsCode(s.Entry) {
+	for _, as := range ws.Active {
+		desc := as.Manifest.Description
+		if !runsCode(as.Entry) {
 			// The model must not plan on running what will be refused.
 			desc = UntrustedNote + desc
 		}
 		skills = append(skills, disclosure.Skill{
-			Name:                   s.Entry.Canonical,
+			Name:                   as.Entry.Canonical,
 			Description:            desc,
-			DisableModelInvocation: s.Manifest.DisableModelInvocation,
+			DisableModelInvocation: as.Manifest.DisableModelInvocation,
 		})
-		if s.Scripts > 0 && !s.Manifest.DisableModelInvocation && runsCode(s.Entry) {
+		if len(as.Scripts) > 0 && !as.Manifest.DisableModelInvocation && runsCode(as.Entry) {
 			scripts = true
 		}
 	}
@@ -72,6 +74,9 @@ type Instructions struct {
 	// BaseDir is where the skill's references and scripts are (Layer 3),
 	// empty for a bundled skill.
 	BaseDir string `json:"base_dir,omitempty"`
+
+	body         string // the SKILL.md body before substitution
+	argumentHint string
 }
 
 // Layer2 renders a skill's instructions for args. It uses the manifest
@@ -89,7 +94,25 @@ func Layer2(e registry.Entry, m *registry.Manifest, args []string) Instructions 
 		Model:        m.Model,
 		AllowedTools: m.AllowedTools,
 		BaseDir:      e.Path,
+		body:         m.Body,
+		argumentHint: m.ArgumentHint,
 	}
+}
+
+// withoutArguments is r for a model that gave no arguments to a skill
+// whose body has placeholders: the body as written, since every
+// placeholder filled with "" reads as nonsense ("Greet  in the language
+// “"), and a note that names the arguments.
+func (r Instructions) withoutArguments() (Instructions, string) {
+	if len(r.Arguments) > 0 || r.Instructions == r.body {
+		return r, ""
+	}
+	r.Instructions = r.body
+	hint := ""
+	if r.argumentHint != "" {
+		hint = " (" + r.argumentHint + ")"
+	}
+	return r, fmt.Sprintf("No arguments were given, so the $ARGUMENTS placeholders are left as written: call use_skill again with args%s, or apply the instructions with the values the user gave.", hint)
 }
 
 // Triggers are the invocation fields of a manifest, for disclosure.Check.

@@ -28,7 +28,7 @@ const (
 
 // Workspace is what one agent process sees: every known skill, the ones
 // AGENT_SKILLS activates, and the index of the tools they expose. Building
-// it reads files only; plugins start on the first Invoke.
+// it reads files only; plugins start on the first Call.
 type Workspace struct {
 	Config Config
 	// All holds installed and bundled skills, sorted by canonical name; an
@@ -207,7 +207,7 @@ func (ws *Workspace) index() error {
 				Name:   t.Name,
 				Skill:  as.Entry.Canonical,
 				Plugin: as.Entry.Canonical,
-				Info:   sdk.ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema},
+				Info:   toolInfo(t),
 			})
 		}
 	}
@@ -252,30 +252,12 @@ func (ws *Workspace) Skill(name string) *ActiveSkill {
 	return nil
 }
 
-// Tool resolves a bare tool name, skill.tool, or the name Exposed gives
-// (skill__tool, cut with a hash when long).
-func (ws *Workspace) Tool(name string) (*ToolRef, bool) {
-	if t, ok := ws.byName[name]; ok {
-		return t, true
-	}
-	if t, ok := ws.byExposed[name]; ok {
-		return t, true
-	}
-	if skill, tool, ok := strings.Cut(name, "."); ok {
-		if canon, err := registry.Canonical(skill); err == nil {
-			t, ok := ws.byQualified[canon+"."+tool]
-			return t, ok
-		}
-	}
-	return nil, false
-}
-
 // StateDir is $AGENT_HOME/state, where the host keeps its records.
 func (ws *Workspace) StateDir() string { return filepath.Join(ws.Config.Home, "state") }
 
-// Host returns the plugin host with every active plugin registered. No
-// plugin starts until its first Invoke.
-func (ws *Workspace) Host() (*host.Host, error) {
+// lazyHost returns the plugin host with every active plugin registered. No
+// plugin starts until its first call.
+func (ws *Workspace) lazyHost() (*host.Host, error) {
 	ws.hostOnce.Do(func() { ws.host, ws.hostErr = ws.newHost() })
 	return ws.host, ws.hostErr
 }
@@ -361,15 +343,16 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 	}, nil
 }
 
-// Invoke calls a tool. Plugins start lazily here.
-func (ws *Workspace) Invoke(ctx context.Context, t *ToolRef, args json.RawMessage) (sdk.Result, error) {
+// invoke runs a resolved tool; Call is its only caller. Plugins start
+// lazily here.
+func (ws *Workspace) invoke(ctx context.Context, t *ToolRef, args json.RawMessage) (sdk.Result, error) {
 	if t.handler != nil {
 		return t.handler(ctx, ws, args)
 	}
 	if err := ws.beforeInvoke(ctx, t, args); err != nil {
 		return sdk.Result{}, err
 	}
-	h, err := ws.Host()
+	h, err := ws.lazyHost()
 	if err != nil {
 		return sdk.Result{}, err
 	}

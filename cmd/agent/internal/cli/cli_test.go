@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -307,37 +306,6 @@ func TestPrepareCommandPlugin(t *testing.T) {
 	}
 	if got := strings.Join(described.Env, " "); got != "PATH=/bin TOOL_KEY=k" {
 		t.Fatalf("plugin env = %q, want only the base and allowed names", got)
-	}
-}
-
-func TestReadCallArgs(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name, arg, stdin, want string
-		usage                  bool
-	}{
-		{name: "empty is {}", arg: "", want: "{}"},
-		{name: "object", arg: `{"a":1}`, want: `{"a":1}`},
-		{name: "stdin", arg: "-", stdin: " {\"b\":2}\n", want: `{"b":2}`},
-		{name: "array", arg: "[1]", usage: true},
-		{name: "null", arg: "null", usage: true},
-		{name: "broken", arg: "{", usage: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ios, in, _, _ := TestIO()
-			in.WriteString(tc.stdin)
-			got, err := readCallArgs(&callOptions{IO: ios, Args: tc.arg})
-			var ue *usageError
-			if tc.usage {
-				if !errors.As(err, &ue) {
-					t.Fatalf("err = %v, want a usage error", err)
-				}
-				return
-			}
-			if err != nil || string(got) != tc.want || !json.Valid(got) {
-				t.Fatalf("readCallArgs = %s, %v; want %s", got, err, tc.want)
-			}
-		})
 	}
 }
 

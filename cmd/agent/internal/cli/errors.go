@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/scaffold"
 	"github.com/agentskills/agent/internal/sdkmod"
@@ -107,8 +106,8 @@ func init() {
 		hint{isUnless(registry.ErrRefNotFound, "history rewritten"), "check the branch, tag or SHA given with --ref or source@ref"},
 		hint{is(registry.ErrNoMatchingVersion), "relax the version constraint, or pick a branch or tag with --ref"},
 
-		hint{is(host.ErrTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
-		hint{is(host.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},
-		hint{is(host.ErrStart), workspace.StartAdvice},
+		hint{is(workspace.ErrPluginTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
+		hint{is(workspace.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},
+		hint{is(workspace.ErrPluginStart), workspace.StartAdvice},
 	)
 }

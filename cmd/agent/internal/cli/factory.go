@@ -31,6 +31,8 @@ type Config struct {
 	Model       string
 	Instruction string
 	Approve     string
+	// Mirrors is mirrors: in config.yaml (SPEC §18).
+	Mirrors []registry.Mirror
 }
 
 // Factory hands commands what they need, built lazily so that a command pays
@@ -43,6 +45,9 @@ type Factory struct {
 	LookupEnv  func(string) (string, bool)
 	Environ    func() []string
 	Executable func() (string, error)
+	// CallFloor replaces the calls' 5-minute deadline floor
+	// (workspace.Config.CallFloor), so that tests take seconds.
+	CallFloor time.Duration
 
 	configOnce sync.Once
 	config     *Config
@@ -122,6 +127,7 @@ func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
 		Executable:      f.Executable,
 		Logger:          f.logger(cfg),
 		Relink:          f.relink,
+		CallFloor:       f.CallFloor,
 	}, nil
 }
 
@@ -139,10 +145,15 @@ func (f *Factory) loadSkillView(ctx context.Context) (*workspace.View, error) {
 	return f.view(ctx, workspace.Every)
 }
 
-// loadActiveView reads only the SKILL.md of the skills AGENT_SKILLS
-// selects: all that Layer 1 needs.
-func (f *Factory) loadActiveView(ctx context.Context) (*workspace.View, error) {
-	return f.view(ctx, workspace.Selected)
+// loadRecordedWorkspace is the workspace with linked skills as recorded:
+// what Layer 1 needs, without rebuilding a linked skill's plugin.
+func (f *Factory) loadRecordedWorkspace(ctx context.Context) (*workspace.Workspace, error) {
+	wc, err := f.WorkspaceConfig()
+	if err != nil {
+		return nil, err
+	}
+	wc.Relink = nil
+	return workspace.Load(ctx, wc)
 }
 
 func (f *Factory) view(ctx context.Context, scope workspace.Scope) (*workspace.View, error) {
@@ -177,6 +188,7 @@ func (f *Factory) Store() (*registry.Store, error) {
 	s := registry.NewStore(cfg.Home)
 	// Fetch fallbacks (a full history instead of one commit) show at debug.
 	s.Git = &registry.GoGit{Debug: f.logger(cfg).Debug}
+	s.Mirrors = cfg.Mirrors
 	return s, nil
 }
 
@@ -231,6 +243,14 @@ func (f *Factory) loadConfig() (*Config, error) {
 		return nil, fmt.Errorf("AGENT_SCRIPT_TIMEOUT must be a positive number of seconds, got %q", v.GetString("script_timeout"))
 	}
 	cfg.ScriptTimeout = time.Duration(secs * float64(time.Second))
+	if err := v.UnmarshalKey("mirrors", &cfg.Mirrors); err != nil {
+		return nil, fmt.Errorf("read mirrors: in %s: %w (a list of {source: GIT_URL_PREFIX, oci: oci://HOST/PREFIX})", path, err)
+	}
+	for _, m := range cfg.Mirrors {
+		if err := m.Check(); err != nil {
+			return nil, fmt.Errorf("read mirrors: in %s: %w", path, err)
+		}
+	}
 	cfg.MaxScriptOutput = v.GetInt64("max_script_output")
 	if cfg.MaxScriptOutput <= 0 {
 		return nil, fmt.Errorf("AGENT_MAX_SCRIPT_OUTPUT must be a positive number of bytes, got %q", v.GetString("max_script_output"))

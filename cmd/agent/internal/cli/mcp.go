@@ -74,7 +74,7 @@ func newCmdMCP(f *Factory, runF func(context.Context, *mcpOptions) error) *cobra
 	cmd.Flags().StringVar(&opts.Token, "token", "", "bearer token for --http (default: kept in $AGENT_HOME/state/mcp-token)")
 	cmd.Flags().BoolVar(&opts.Lazy, "lazy", false, "list use_skill and call_tool instead of every tool schema")
 	cmd.Flags().DurationVar(&opts.IdleTimeout, "idle-timeout", mcp.DefaultIdleTimeout, "stop a plugin unused this long; it restarts on its next call (0: never)")
-	cmd.Flags().DurationVar(&opts.CallTimeout, "call-timeout", 0, "give up on one tool call after this long (default: no limit; the client may cancel)")
+	cmd.Flags().DurationVar(&opts.CallTimeout, "call-timeout", 0, "give up on one tool call after this long (default: 5m, or for a script AGENT_SCRIPT_TIMEOUT+15s if longer)")
 	cmd.AddCommand(newCmdMCPConfig(f, nil))
 	return cmd
 }

@@ -20,6 +20,8 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdSync(f, nil),
 		newCmdRollback(f, nil),
 		newCmdAgents(f, nil),
+		newCmdPublish(f, nil),
+		newCmdMirror(f, nil),
 	)
 }
 
