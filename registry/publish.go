@@ -53,6 +53,18 @@ func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, err
 		}
 		ref.Tag = ocisrc.TagFor(m.Version)
 	}
+	// A skill's own git checkout is published without its .git folder:
+	// what is pushed is a copy as an install would write it.
+	tmp, err := os.MkdirTemp("", "agent-publish-")
+	if err != nil {
+		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
+	}
+	defer os.RemoveAll(tmp)
+	staged := filepath.Join(tmp, "skill")
+	if err := writeTree(os.DirFS(dir), ".", staged); err != nil {
+		return Published{}, fmt.Errorf("publish %s: copy %s: %w", req.Skill, dir, err)
+	}
+	dir = staged
 	names, bad, err := skillFiles(dir)
 	if err != nil {
 		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
