@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"oras.land/oras-go/v2/registry/remote/auth"
+
 	"github.com/agentskills/agent/internal/gittest"
 	"github.com/agentskills/agent/internal/ocitest"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
-	"oras.land/oras-go/v2/registry/remote/auth"
 )
 
 // BenchmarkAddOCIvsGit adds one skill (SKILL.md, 20 scripts, 20
@@ -41,7 +43,7 @@ func BenchmarkAddOCIvsGit(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				s := registry.NewStore(filepath.Join(b.TempDir(), fmt.Sprint(i)))
 				s.OCI = client
-				if _, err := s.Add(context.Background(), registry.AddRequest{Source: registry.Source{Raw: tc.source}}, nil); err != nil {
+				if _, err := s.Add(context.Background(), registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

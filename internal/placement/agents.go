@@ -17,6 +17,12 @@ type Agent struct {
 	Display string   `json:"display"`
 	Project []string `json:"project"`
 	User    []string `json:"user"`
+	// ProjectAlso and UserAlso are folders the agent reads too, for
+	// compatibility with other agents. A copy there does not stand in for
+	// a copy in the agent's own folders (Plan), but discovery and the
+	// listing know them.
+	ProjectAlso []string `json:"project_also,omitempty"`
+	UserAlso    []string `json:"user_also,omitempty"`
 	// Detect lists paths ("~/" for the home folder, otherwise relative to
 	// the project) whose existence means the agent is used here.
 	Detect []string `json:"detect"`
@@ -35,7 +41,17 @@ func (a Agent) Folders(global bool) []string {
 	return a.Project
 }
 
-// Reads reports whether the agent reads folder at that level.
+// AlsoReads are the folders the agent reads for compatibility at one
+// level.
+func (a Agent) AlsoReads(global bool) []string {
+	if global {
+		return a.UserAlso
+	}
+	return a.ProjectAlso
+}
+
+// Reads reports whether folder at that level is one of the agent's own,
+// so that a copy there serves it.
 func (a Agent) Reads(folder string, global bool) bool {
 	for _, f := range a.Folders(global) {
 		if f == folder {

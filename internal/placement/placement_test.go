@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentskills/agent/internal/gittest"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // installed adds a real skill (a git repository read over file://) to a
@@ -23,7 +24,7 @@ func installed(t *testing.T) (*registry.Store, registry.Entry) {
 		"references/a.md":   "# A\n",
 		"references/b/c.md": "# C\n",
 	})
-	src, err := registry.ParseSource(repo.FileURL())
+	src, err := gitsrc.ParseSource(repo.FileURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +165,10 @@ func TestPlan(t *testing.T) {
 	}{
 		{"three folders", "claude-code,codex,windsurf", false,
 			map[string][]string{".claude/skills": {"claude-code"}, ".agents/skills": {"codex"}, ".windsurf/skills": {"windsurf"}}},
-		{"cursor reads claude's", "claude-code,codex,cursor", false,
-			map[string][]string{".claude/skills": {"claude-code", "cursor"}, ".agents/skills": {"codex"}}},
+		{"cursor keeps its own folder", "claude-code,codex,cursor", false,
+			map[string][]string{".claude/skills": {"claude-code"}, ".agents/skills": {"codex"}, ".cursor/skills": {"cursor"}}},
+		{"cursor keeps its own user folder", "claude-code,cursor", true,
+			map[string][]string{"~/.claude/skills": {"claude-code"}, "~/.cursor/skills": {"cursor"}}},
 		{"copilot first still shares", "github-copilot,claude-code", false,
 			map[string][]string{".claude/skills": {"github-copilot", "claude-code"}}},
 		{"one shared folder", "codex,amp,gemini-cli", false,

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -232,7 +232,7 @@ func (ws *Workspace) lookup(name string) (*ToolRef, bool) {
 		return t, true
 	}
 	if skill, tool, ok := strings.Cut(name, "."); ok {
-		if canon, err := registry.Canonical(skill); err == nil {
+		if canon, err := manifest.Canonical(skill); err == nil {
 			t, ok := ws.byQualified[canon+"."+tool]
 			return t, ok
 		}

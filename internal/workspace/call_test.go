@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -88,7 +89,7 @@ func (r *recorder) CallEnd(ctx context.Context, ev CallEvent, out Outcome) {
 func TestCallRefusals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	m := &registry.Manifest{Name: "sub", Description: "A fork skill.", Context: "fork", AllowedTools: []string{"use_skill"}, Body: "Do $0."}
+	m := &manifest.Manifest{Name: "sub", Description: "A fork skill.", Context: "fork", AllowedTools: []string{"use_skill"}, Body: "Do $0."}
 	e := registry.Entry{Name: "sub", Canonical: "sub", Source: registry.SourceBundled, Path: dir}
 	rec := &recorder{}
 	ws, err := New(Config{Observer: rec}, []registry.Entry{e}, []*ActiveSkill{{Entry: e, Manifest: m}})

@@ -9,6 +9,7 @@ import (
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -75,7 +76,7 @@ func (ws *Workspace) unresolved(name string) error {
 	bare, wantSkill := name, ""
 	if skill, tool, ok := strings.Cut(name, "."); ok {
 		bare = tool
-		if c, err := registry.Canonical(skill); err == nil {
+		if c, err := manifest.Canonical(skill); err == nil {
 			wantSkill = c
 		}
 	}
@@ -157,7 +158,7 @@ func (ws *Workspace) suggestTool(name string) string {
 			}
 		}
 	}
-	return registry.Suggest(name, names)
+	return manifest.Suggest(name, names)
 }
 
 // inactiveWithScripts lists installed skills that are not active and have

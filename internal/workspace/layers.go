@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentskills/agent/internal/disclosure"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // Layer1 is the Layer 1 text of the active skills within budget
@@ -81,7 +82,7 @@ type Instructions struct {
 
 // Layer2 renders a skill's instructions for args. It uses the manifest
 // already parsed from SKILL.md and reads nothing else.
-func Layer2(e registry.Entry, m *registry.Manifest, args []string) Instructions {
+func Layer2(e registry.Entry, m *manifest.Manifest, args []string) Instructions {
 	if args == nil {
 		args = []string{}
 	}
@@ -116,7 +117,7 @@ func (r Instructions) withoutArguments() (Instructions, string) {
 }
 
 // Triggers are the invocation fields of a manifest, for disclosure.Check.
-func Triggers(m *registry.Manifest) disclosure.Triggers {
+func Triggers(m *manifest.Manifest) disclosure.Triggers {
 	return disclosure.Triggers{DisableModelInvocation: m.DisableModelInvocation, UserInvocable: m.IsUserInvocable()}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -61,7 +62,7 @@ type Workspace struct {
 // ActiveSkill is one loaded, active skill.
 type ActiveSkill struct {
 	Entry    registry.Entry
-	Manifest *registry.Manifest
+	Manifest *manifest.Manifest
 	Scripts  []exec.Script // runnable scripts (those without Err); Meta is not read
 	// Indexed: Manifest came from the registry (no Body); Layer 2 reads
 	// SKILL.md when the skill is used.
@@ -240,7 +241,7 @@ func (ws *Workspace) hasScripts() bool {
 
 // Skill returns the active skill with this name, or nil.
 func (ws *Workspace) Skill(name string) *ActiveSkill {
-	canon, err := registry.Canonical(name)
+	canon, err := manifest.Canonical(name)
 	if err != nil {
 		return nil
 	}

@@ -28,7 +28,9 @@ func newCmdAgents(f *Factory, runF func(context.Context, *agentsOptions) error) 
 			it is detected here. A skill is placed in the first folder of the
 			agent's list, unless another agent named with it reads a folder the
 			first one reads too: then one copy serves both, so that no agent sees
-			a skill twice.
+			a skill twice. Folders in brackets (+...) the agent reads for
+			compatibility with other agents: a copy there does not stand in for
+			one in its own folder.
 		`),
 		Example: dedent(`
 			$ agent skill agents
@@ -69,11 +71,21 @@ func agentsRun(_ context.Context, opts *agentsOptions) error {
 		if a.Detected {
 			det = "yes"
 		}
-		t.row(a.Name, strings.Join(a.Project, " "), strings.Join(a.User, " "), det)
+		t.row(a.Name, folderList(a.Project, a.ProjectAlso), folderList(a.User, a.UserAlso), det)
 	}
 	if err := t.flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "Place a skill with 'agent skill add <source> --agent NAME[,NAME...]' (--global for the user folders)\n")
 	return nil
+}
+
+// folderList shows an agent's own folders, then in brackets those it reads
+// for compatibility.
+func folderList(own, also []string) string {
+	s := strings.Join(own, " ")
+	if len(also) > 0 {
+		s += " (+" + strings.Join(also, " ") + ")"
+	}
+	return s
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/viper"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	scripts "github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // Config is the resolved configuration: $AGENT_HOME/config.yaml, then
@@ -67,12 +69,15 @@ func (f *Factory) environ() []string {
 }
 
 // installer returns the Prepare step of add and update.
-func (f *Factory) installer() (*installer, error) {
+func (f *Factory) installer() (*install.Preparer, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, err
 	}
-	return newInstaller(cfg.Home, f.IO, f.environ, f.logger(cfg)), nil
+	return install.New(install.Options{
+		Home: cfg.Home, Environ: f.environ, Logger: f.logger(cfg),
+		Progress: f.IO.ErrOut, Terminal: f.IO.StderrTTY,
+	}), nil
 }
 
 // logger is the host's logger: plugin output and host events on stderr at
@@ -187,7 +192,7 @@ func (f *Factory) Store() (*registry.Store, error) {
 	}
 	s := registry.NewStore(cfg.Home)
 	// Fetch fallbacks (a full history instead of one commit) show at debug.
-	s.Git = &registry.GoGit{Debug: f.logger(cfg).Debug}
+	s.Git = &gitsrc.GoGit{Debug: f.logger(cfg).Debug}
 	s.Mirrors = cfg.Mirrors
 	return s, nil
 }

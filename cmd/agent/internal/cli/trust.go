@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
@@ -13,7 +14,7 @@ import (
 type trustOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 	Placer    placer
 
 	Name    string
@@ -88,7 +89,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		if err != nil {
 			return err
 		}
-		te, err := store.Trust(ctx, registry.TrustRequest{Name: e.Canonical}, inst.prepare)
+		te, err := store.Trust(ctx, registry.TrustRequest{Name: e.Canonical}, inst.Prepare)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package registry
+package manifest
 
 import (
 	"bytes"
@@ -23,8 +23,8 @@ const ManifestFile = "SKILL.md"
 // MaxDescriptionLen is the description length above which a warning is given.
 const MaxDescriptionLen = 1024
 
-// maxManifestSize bounds how much of a SKILL.md is read; real ones are a few KB.
-const maxManifestSize = 4 << 20
+// MaxManifestSize bounds how much of a SKILL.md is read; real ones are a few KB.
+const MaxManifestSize = 4 << 20
 
 // PluginSpec says how a skill's Go plugin is obtained: built from a main
 // package (Build) or a prebuilt executable inside the skill (Command).
@@ -123,7 +123,7 @@ func (e *ManifestError) Unwrap() error { return ErrInvalidManifest }
 // so that a skill can never make the host read a file outside it.
 func LoadManifest(dir string) (*Manifest, []Problem, error) {
 	file := filepath.Join(dir, ManifestFile)
-	data, err := readManifestFile(file)
+	data, err := ReadFile(file)
 	if err != nil {
 		var me *ManifestError
 		if errors.As(err, &me) {
@@ -137,7 +137,7 @@ func LoadManifest(dir string) (*Manifest, []Problem, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		folder = filepath.Base(abs)
 	}
-	return parseManifest(file, folder, data)
+	return ParseManifestIn(file, folder, data)
 }
 
 // knownKeys is the set of front matter keys the manifest understands.
@@ -160,7 +160,7 @@ var yamlLineRE = lazyregexp.New(`line (\d+)`)
 // none. It returns warnings (recoveries among them, SPEC §3) alongside a
 // manifest, or a *ManifestError listing every error.
 func ParseManifest(file string, data []byte) (*Manifest, []Problem, error) {
-	return parseManifest(file, folderOf(file), data)
+	return ParseManifestIn(file, folderOf(file), data)
 }
 
 // folderOf is the name of the folder holding file ("bundled:base/SKILL.md"
@@ -177,7 +177,9 @@ func folderOf(file string) string {
 	return b
 }
 
-func parseManifest(file, folder string, data []byte) (*Manifest, []Problem, error) {
+// ParseManifestIn parses data as the SKILL.md file of the folder named folder,
+// which gives the skill its name when the front matter has none.
+func ParseManifestIn(file, folder string, data []byte) (*Manifest, []Problem, error) {
 	p := &parser{file: file, folder: folder}
 	m := p.parse(data)
 	SortProblems(p.errs)
@@ -787,16 +789,16 @@ func (p *parser) plugin(v *yaml.Node) *PluginSpec {
 		p.errorf(p.line(v), "plugin needs build (a Go main package, for example ./plugin) or command (a prebuilt executable in the skill)")
 	}
 	for _, f := range []string{ps.Build, ps.Command} {
-		if f != "" && !insideRel(f) {
+		if f != "" && !InsideRel(f) {
 			p.errorf(p.line(v), "plugin path %q must be relative and stay inside the skill folder", f)
 		}
 	}
 	return ps
 }
 
-// insideRel reports whether a slash or OS separated relative path stays
+// InsideRel reports whether a slash or OS separated relative path stays
 // inside its base directory.
-func insideRel(p string) bool {
+func InsideRel(p string) bool {
 	if p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) {
 		return false
 	}

@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"context"
@@ -25,14 +25,14 @@ type fetchRepo struct {
 
 func newFetchRepo(t *testing.T) fetchRepo {
 	t.Helper()
-	r := fetchRepo{Repo: gittest.NewRepo(t, map[string]string{"SKILL.md": skillMD("fetched"), "big.txt": strings.Repeat("x", 1<<16)})}
+	r := fetchRepo{Repo: gittest.NewRepo(t, map[string]string{"SKILL.md": string(skillFile("fetched").Data), "big.txt": strings.Repeat("x", 1<<16)})}
 	r.first = r.Head(t)
 	r.Commit(t, map[string]string{"f": "1.0"}, "1.0")
 	r.v1 = r.Head(t)
 	r.Tag(t, "v1.0.0")
 	r.v11 = r.Commit(t, map[string]string{"f": "1.1"}, "1.1")
 	r.AnnotatedTag(t, "v1.1.0", "release 1.1")
-	r.tip = r.Commit(t, map[string]string{"f": "tip", "skills/a/SKILL.md": skillMD("a")}, "tip")
+	r.tip = r.Commit(t, map[string]string{"f": "tip", "skills/a/SKILL.md": string(skillFile("a").Data)}, "tip")
 	r.Branch(t, "side")
 	r.side = r.Commit(t, map[string]string{"f": "side"}, "side")
 	r.Branch(t, "main")
@@ -71,7 +71,7 @@ func TestFetchResolves(t *testing.T) {
 					t.Fatalf("Fetch: %v", err)
 				}
 				if snap.Commit != tt.want || snap.Kind != tt.kind || snap.Version != tt.version {
-					t.Fatalf("Fetch = %s %s %q; want %s %s %q", short(snap.Commit), snap.Kind, snap.Version, short(tt.want), tt.kind, tt.version)
+					t.Fatalf("Fetch = %s %s %q; want %s %s %q", Short(snap.Commit), snap.Kind, snap.Version, Short(tt.want), tt.kind, tt.version)
 				}
 				got, err := fs.ReadFile(snap.FS, "f")
 				if tt.f == "" {
@@ -175,14 +175,14 @@ func TestFetchShallowOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	if snap2.Commit != next {
-		t.Fatalf("update fetched %s; want %s", short(snap2.Commit), short(next))
+		t.Fatalf("update fetched %s; want %s", Short(snap2.Commit), Short(next))
 	}
 	if n := commits(t, dir); n != 2 {
 		t.Fatalf("after the update the cache holds %d commits; want 2", n)
 	}
 	// The update's pack holds the new commit, its tree and the new blob,
 	// not big.txt again.
-	if _, err := snap.blobHashes(snap.Commit, ""); err != nil {
+	if _, err := snap.BlobHashes(snap.Commit, ""); err != nil {
 		t.Fatalf("the old commit's tree is gone from the cache: %v", err)
 	}
 	var sizes int64
@@ -209,7 +209,7 @@ func TestFetchLocalReadsInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	if snap.Commit != r.tip {
-		t.Fatalf("Fetch = %s; want %s", short(snap.Commit), short(r.tip))
+		t.Fatalf("Fetch = %s; want %s", Short(snap.Commit), Short(r.tip))
 	}
 	if _, err := os.Stat(cacheDir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a local fetch created %s", cacheDir)
@@ -219,7 +219,7 @@ func TestFetchLocalReadsInPlace(t *testing.T) {
 func TestTreeFS(t *testing.T) {
 	t.Parallel()
 	r := gittest.NewRepo(t, map[string]string{
-		"SKILL.md":               skillMD("tree"),
+		"SKILL.md":               string(skillFile("tree").Data),
 		"scripts/run.py":         "print(1)\n",
 		"scripts/tool.sh":        "#!/bin/sh\necho hi\n",
 		"a/b/c/deep.txt":         "deep",
@@ -241,7 +241,7 @@ func TestTreeFS(t *testing.T) {
 		t.Fatalf("scripts/tool.sh: %v, mode %v; want executable", err, fi)
 	}
 	dst := filepath.Join(t.TempDir(), "out")
-	if err := writeTree(snap.FS, "scripts", dst); err != nil {
+	if err := WriteTree(snap.FS, "scripts", dst); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(dst, "tool.sh")); err != nil || fi.Mode()&0o111 == 0 {
@@ -254,7 +254,7 @@ func TestTreeFS(t *testing.T) {
 
 func TestTreeFSSymlinks(t *testing.T) {
 	t.Parallel()
-	r := gittest.NewRepo(t, map[string]string{"skill/SKILL.md": skillMD("links"), "secret": "s"})
+	r := gittest.NewRepo(t, map[string]string{"skill/SKILL.md": string(skillFile("links").Data), "secret": "s"})
 	r.Symlink(t, "skill/link", "../secret")
 	r.Symlink(t, "skill/inside", "SKILL.md")
 	r.Commit(t, nil, "links")
@@ -273,34 +273,12 @@ func TestTreeFSSymlinks(t *testing.T) {
 	if _, err := snap.FS.Open("skill/link"); err == nil {
 		t.Fatal("Open followed a symbolic link")
 	}
-	// copySkill refuses the link that leaves the skill, as for a checkout.
+	// CopySkill refuses the link that leaves the skill, as for a checkout.
 	dst := t.TempDir()
-	if err := writeTree(snap.FS, "skill", filepath.Join(dst, "skill")); err != nil {
+	if err := WriteTree(snap.FS, "skill", filepath.Join(dst, "skill")); err != nil {
 		t.Fatal(err)
 	}
-	if err := copySkill(filepath.Join(dst, "skill"), filepath.Join(dst, "copy")); err == nil {
-		t.Fatal("copySkill accepted a link out of the skill")
-	}
-}
-
-// TestAddTwoSkillsFetchesOnce: two skills of one repository over http
-// transfer it once (one pack in the cache), and only the selected folder is
-// written.
-func TestAddTwoSkillsFetchesOnce(t *testing.T) {
-	t.Parallel()
-	r := gittest.NewRepo(t, map[string]string{
-		"a/SKILL.md": skillMD("a"), "b/SKILL.md": skillMD("b"),
-		"other/big.txt": strings.Repeat("y", 1<<16),
-	})
-	u := gittest.ServeRepo(t, r)
-	s := newStore(t)
-	ea := mustAdd(t, s, u, func(req *AddRequest) { req.Skill = "a" }, buildPrep)
-	mustAdd(t, s, u, func(req *AddRequest) { req.Skill = "b" }, buildPrep)
-	packs, _ := filepath.Glob(filepath.Join(s.Home, "cache", "git", "*", "objects", "pack", "*.pack"))
-	if len(packs) != 1 {
-		t.Fatalf("two adds from one repository wrote %d packs; want 1", len(packs))
-	}
-	if _, err := os.Stat(filepath.Join(ea.Path, "big.txt")); err == nil {
-		t.Fatal("a file outside the skill was installed")
+	if err := CopySkill(filepath.Join(dst, "skill"), filepath.Join(dst, "copy")); err == nil {
+		t.Fatal("CopySkill accepted a link out of the skill")
 	}
 }

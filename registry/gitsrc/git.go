@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"context"
@@ -115,10 +115,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// checkCloneURL refuses anything but the allowed schemes, scp-like ssh and
+// CheckCloneURL refuses anything but the allowed schemes, scp-like ssh and
 // absolute local paths, so that a hand-edited registry cannot smuggle in a
 // command transport either.
-func checkCloneURL(u string) error {
+func CheckCloneURL(u string) error {
 	if ocisrc.IsOCI(u) {
 		if _, err := ocisrc.Parse(u); err != nil {
 			return fmt.Errorf("%w: %v", ErrUnsupportedSource, err)
@@ -180,7 +180,7 @@ type target struct {
 	Version string // the tag's semver version, without a v prefix
 }
 
-func isHex(s string) bool {
+func IsHex(s string) bool {
 	for _, r := range s {
 		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
 			return false
@@ -238,4 +238,16 @@ func treeFiles(repo *git.Repository, h plumbing.Hash, dir string) (map[string]pl
 		}
 	}
 	return out, nil
+}
+
+// Short is a commit id (or an OCI manifest digest) shortened to 12
+// characters, for messages.
+func Short(sha string) string {
+	if d, ok := strings.CutPrefix(sha, "sha256:"); ok && len(d) > 12 {
+		return "sha256:" + d[:12]
+	}
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }

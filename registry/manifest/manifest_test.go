@@ -1,4 +1,4 @@
-package registry
+package manifest
 
 import (
 	"encoding/json"
@@ -257,7 +257,7 @@ func FuzzParseManifest(f *testing.F) {
 		if _, err := json.Marshal(m); err != nil {
 			t.Fatalf("manifest does not encode as JSON: %v", err)
 		}
-		if m.Plugin != nil && !insideRel(m.Plugin.Build+m.Plugin.Command) {
+		if m.Plugin != nil && !InsideRel(m.Plugin.Build+m.Plugin.Command) {
 			t.Fatalf("accepted escaping plugin path %+v", m.Plugin)
 		}
 		for _, w := range warns {

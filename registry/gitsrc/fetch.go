@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"context"
@@ -16,6 +16,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/agentskills/agent/internal/flock"
+	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -55,10 +58,10 @@ type Snapshot struct {
 	repo *git.Repository
 }
 
-// blobHashes maps the files under dir in commit sha (slash paths relative
+// BlobHashes maps the files under dir in commit sha (slash paths relative
 // to dir) to their blob hashes. It fails when the snapshot's repository
 // does not hold that commit (a shallow cache that lost it).
-func (s *Snapshot) blobHashes(sha, dir string) (map[string]plumbing.Hash, error) {
+func (s *Snapshot) BlobHashes(sha, dir string) (map[string]plumbing.Hash, error) {
 	if s == nil || s.repo == nil {
 		return nil, plumbing.ErrObjectNotFound
 	}
@@ -87,7 +90,7 @@ func NewSnapshot(repo *git.Repository, commit plumbing.Hash) (*Snapshot, error) 
 // full fetch is the fallback for a SHA that no ref points to when the
 // server does not allow fetching it directly.
 func (g *GoGit) Fetch(ctx context.Context, req FetchRequest) (*Snapshot, error) {
-	if err := checkCloneURL(req.URL); err != nil {
+	if err := CheckCloneURL(req.URL); err != nil {
 		return nil, err
 	}
 	if req.Ref != "" && req.Constraint != "" {
@@ -260,7 +263,7 @@ func resolveIn(refs []*plumbing.Reference, req FetchRequest, has func(plumbing.H
 			return resolved{target: t, RefName: n}, nil
 		}
 	}
-	if len(ref) >= 4 && len(ref) <= 40 && isHex(ref) {
+	if len(ref) >= 4 && len(ref) <= 40 && IsHex(ref) {
 		if len(ref) == 40 {
 			h := plumbing.NewHash(ref)
 			t := target{Hash: h, Kind: "commit", Ref: ref}
@@ -352,11 +355,11 @@ func advertisedList(refs []*plumbing.Reference) string {
 func snapshotOf(repo *git.Repository, t resolved, u string) (*Snapshot, error) {
 	c, err := repo.CommitObject(t.Hash)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: commit %s: %w", u, short(t.Hash.String()), err)
+		return nil, fmt.Errorf("fetch %s: commit %s: %w", u, Short(t.Hash.String()), err)
 	}
 	tree, err := c.Tree()
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: tree of %s: %w", u, short(t.Hash.String()), err)
+		return nil, fmt.Errorf("fetch %s: tree of %s: %w", u, Short(t.Hash.String()), err)
 	}
 	return &Snapshot{Commit: t.Hash.String(), Kind: t.Kind, Ref: t.Ref, Version: t.Version, FS: NewTreeFS(tree), repo: repo}, nil
 }
@@ -569,14 +572,14 @@ func (g *GoGit) openCache(cacheDir, u, kind string) (unlock func(), repo *git.Re
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("fetch %s: cache: %w", u, err)
 	}
-	if err := flock(lockFile, syscall.LOCK_EX); err != nil {
+	if err := flock.Do(lockFile, syscall.LOCK_EX); err != nil {
 		lockFile.Close()
 		return nil, nil, false, fmt.Errorf("fetch %s: cache lock: %w", u, err)
 	}
 	var once sync.Once
 	unlock = func() {
 		once.Do(func() {
-			_ = flock(lockFile, syscall.LOCK_UN)
+			_ = flock.Do(lockFile, syscall.LOCK_UN)
 			lockFile.Close()
 		})
 	}
@@ -609,33 +612,28 @@ func (g *GoGit) dropCache(cacheDir, u, kind string) {
 	// The lock file stays: another process may be waiting on it.
 }
 
-// fetchRequest is a FetchRequest with the store's object cache.
-func (s *Store) fetchRequest(url, ref, constraint string, progress io.Writer) FetchRequest {
-	return FetchRequest{URL: url, Ref: ref, Constraint: constraint, Progress: progress, CacheDir: filepath.Join(s.Home, "cache", "git")}
-}
-
-// checkoutSkill writes the skill folder dir of snap under repoDir, in place
+// CheckoutSkill writes the skill folder dir of snap under repoDir, in place
 // of the manifests writeManifests put there. A plugin built from a Go
 // module whose go.mod lies above the skill needs the rest of that module,
 // so then the whole tree is written.
-func checkoutSkill(snap *Snapshot, dir, repoDir string, m *Manifest) error {
+func CheckoutSkill(snap *Snapshot, dir, repoDir string, m *manifest.Manifest) error {
 	if m != nil && m.Plugin != nil && m.Plugin.Build != "" && moduleOutside(snap.FS, dir, m.Plugin.Build) {
 		if err := os.RemoveAll(repoDir); err != nil {
 			return err
 		}
-		return writeTree(snap.FS, ".", repoDir)
+		return WriteTree(snap.FS, ".", repoDir)
 	}
 	out := filepath.Join(repoDir, filepath.FromSlash(dir))
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
-	return writeTree(snap.FS, dir, out)
+	return WriteTree(snap.FS, dir, out)
 }
 
 // moduleOutside reports whether the Go module of the package build (a
 // path inside the skill folder dir) has its go.mod above dir.
 func moduleOutside(fsys fs.FS, dir, build string) bool {
-	p := path.Clean(path.Join(fsPath(dir), build))
+	p := path.Clean(path.Join(FSPath(dir), build))
 	for {
 		if _, err := fs.Stat(fsys, path.Join(p, "go.mod")); err == nil {
 			return !(dir == "" || p == dir || strings.HasPrefix(p, dir+"/"))
@@ -647,8 +645,8 @@ func moduleOutside(fsys fs.FS, dir, build string) bool {
 	}
 }
 
-// fsPath is a repository folder as an io/fs name ("" is the root, ".").
-func fsPath(dir string) string {
+// FSPath is a repository folder as an io/fs name ("" is the root, ".").
+func FSPath(dir string) string {
 	if dir == "" {
 		return "."
 	}
@@ -665,23 +663,4 @@ func depthFor(repo *git.Repository) int {
 		return 0
 	}
 	return 1
-}
-
-// fetchPinned fetches exactly the commit e records (sync, rollback)
-// and checks that the server handed over that commit, not whatever a ref
-// of that name points to now.
-func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*Snapshot, error) {
-	req := s.fetchRequest(e.GitURL, e.CommitSHA, "", progress)
-	req.Path = e.Subdir
-	snap, err := s.git().Fetch(ctx, req)
-	if errors.Is(err, ErrRefNotFound) {
-		return nil, fmt.Errorf("%w: commit %s is no longer in %s (history rewritten, or never pushed); it is not replaced by what a tag or branch holds now: pin a commit the server has (agent skill add, then agent skill lock)", ErrRefNotFound, short(e.CommitSHA), e.GitURL)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if snap.Commit != e.CommitSHA {
-		return nil, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", e.GitURL, short(e.CommitSHA), ErrCommitMismatch, short(snap.Commit))
-	}
-	return snap, nil
 }

@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"fmt"
@@ -225,11 +225,11 @@ func (d *treeDir) ReadDir(n int) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
-// writeTree writes the folder dir of fsys (a slash path; "" or "." for
+// WriteTree writes the folder dir of fsys (a slash path; "" or "." for
 // the root) to dst, which must not exist: regular files with their
-// executable bit, folders, and symbolic links as links (copySkill decides
+// executable bit, folders, and symbolic links as links (CopySkill decides
 // later whether a link may stay).
-func writeTree(fsys fs.FS, dir, dst string) error {
+func WriteTree(fsys fs.FS, dir, dst string) error {
 	if dir == "" {
 		dir = "."
 	}

@@ -1,4 +1,4 @@
-package registry
+package manifest
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// TestManifestCorpus loads every SKILL.md under testdata/manifest, one per
+// TestManifestCorpus loads every SKILL.md under testdata, one per
 // row of the SPEC §3 recovery table and per error that remains. Each
 // folder's want file lists what must come out:
 //
@@ -24,7 +24,7 @@ import (
 // must not load.
 func TestManifestCorpus(t *testing.T) {
 	t.Parallel()
-	dirs, err := filepath.Glob(filepath.Join("testdata", "manifest", "*"))
+	dirs, err := filepath.Glob(filepath.Join("testdata", "*"))
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no corpus: %v", err)
 	}

@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 func skillFile(name string) *fstest.MapFile {
@@ -145,7 +147,7 @@ func TestDiscoverSelect(t *testing.T) {
 		{name: "all refuses duplicates", all: true, wantErr: ErrAmbiguousSkill, errHas: []string{`"twin" at .claude/skills/dup and skills/dup`}},
 		{name: "none given", wantErr: ErrAmbiguousSkill, errHas: []string{"--all"}},
 		{name: "unknown", sel: []string{"gamma"}, wantErr: ErrNoSkill, errHas: []string{"alpha (skills/alpha)"}},
-		{name: "invalid", sel: []string{"skills/broken"}, wantErr: ErrInvalidManifest, errHas: []string{"skills/broken/SKILL.md:2"}},
+		{name: "invalid", sel: []string{"skills/broken"}, wantErr: manifest.ErrInvalidManifest, errHas: []string{"skills/broken/SKILL.md:2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,8 +259,8 @@ func FuzzDiscover(f *testing.F) {
 			if p == "" || !fs.ValidPath(p) || strings.ContainsRune(p, 0) {
 				continue
 			}
-			if path.Base(p) == ManifestFile {
-				fsys[p] = skillFile(RecoverName(path.Base(path.Dir(p))) + "x")
+			if path.Base(p) == manifest.ManifestFile {
+				fsys[p] = skillFile(manifest.RecoverName(path.Base(path.Dir(p))) + "x")
 			} else {
 				fsys[p+"/.keep"] = &fstest.MapFile{}
 			}
@@ -268,7 +270,7 @@ func FuzzDiscover(f *testing.F) {
 			return
 		}
 		for i, fd := range d.Skills {
-			if fd.Dir != "" && (!fs.ValidPath(fd.Dir) || fsys[fd.Dir+"/"+ManifestFile] == nil) {
+			if fd.Dir != "" && (!fs.ValidPath(fd.Dir) || fsys[fd.Dir+"/"+manifest.ManifestFile] == nil) {
 				t.Fatalf("found %q, which holds no SKILL.md in the tree", fd.Dir)
 			}
 			if i > 0 && d.Skills[i-1].Dir > fd.Dir {
@@ -294,7 +296,7 @@ func benchTree(b *testing.B, skills, filler int, where string) string {
 		if err := os.MkdirAll(filepath.Join(d, "scripts"), 0o755); err != nil {
 			b.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d, ManifestFile), []byte("---\nname: s"+strconv.Itoa(i)+"\ndescription: A skill.\n---\nBody.\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d, manifest.ManifestFile), []byte("---\nname: s"+strconv.Itoa(i)+"\ndescription: A skill.\n---\nBody.\n"), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}

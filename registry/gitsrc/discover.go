@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // Discovery limits (SPEC §6). The full walk is bounded in depth and in the
@@ -39,10 +41,10 @@ var SearchOrder = []string{
 
 // Found is one skill found in a repository.
 type Found struct {
-	Dir      string    // slash path relative to the repository root; "" for the root
-	Via      string    // where the search found it, such as "skills/" or "marketplace.json"
-	Manifest *Manifest // nil when Err is set
-	Warnings []Problem
+	Dir      string             // slash path relative to the repository root; "" for the root
+	Via      string             // where the search found it, such as "skills/" or "marketplace.json"
+	Manifest *manifest.Manifest // nil when Err is set
+	Warnings []manifest.Problem
 	Err      error // why the SKILL.md cannot be used
 }
 
@@ -113,6 +115,10 @@ func Discover(fsys fs.FS, rootName string) (*Discovery, error) {
 	}
 	return d, nil
 }
+
+// Detach drops the repository behind d, so that what was found stays
+// readable after the snapshot is gone.
+func (d *Discovery) Detach() { d.fsys = nil }
 
 // step2 collects every location of step 2 together.
 func (d *Discovery) step2() []Found {
@@ -361,7 +367,7 @@ func (d *Discovery) Select(selectors []string, all bool, source string) ([]Found
 func (d *Discovery) selectOne(sel, source string) (Found, error) {
 	rel := strings.Trim(path.Clean("/"+sel), "/")
 	if sel == "" || strings.ContainsRune(sel, 0) {
-		return Found{}, fmt.Errorf("select skill %q: %w", sel, ErrInvalidName)
+		return Found{}, fmt.Errorf("select skill %q: %w", sel, manifest.ErrInvalidName)
 	}
 	matches := d.match(sel, rel)
 	if len(matches) == 0 && strings.Contains(rel, "/") {
@@ -398,14 +404,14 @@ func (d *Discovery) selectOne(sel, source string) (Found, error) {
 // folder name.
 func (d *Discovery) match(sel, rel string) []Found {
 	var byPath, byName, byFolder []Found
-	want := canonicalOr(RecoverName(path.Base(rel)))
+	want := canonicalOr(manifest.RecoverName(path.Base(rel)))
 	for _, f := range d.Skills {
 		switch {
 		case f.Dir == rel || (rel == "" && f.Dir == ""):
 			byPath = append(byPath, f)
-		case f.Manifest != nil && canonicalOr(f.Manifest.Name) == canonicalOr(RecoverName(sel)):
+		case f.Manifest != nil && canonicalOr(f.Manifest.Name) == canonicalOr(manifest.RecoverName(sel)):
 			byName = append(byName, f)
-		case canonicalOr(RecoverName(f.folder())) == want:
+		case canonicalOr(manifest.RecoverName(f.folder())) == want:
 			byFolder = append(byFolder, f)
 		}
 	}
@@ -557,7 +563,7 @@ func (d *Discovery) entry(dir, name string) (fs.DirEntry, bool) {
 // hasManifest reports whether dir holds a SKILL.md that is not a folder
 // (a link counts, so that load can report it).
 func (d *Discovery) hasManifest(dir string) bool {
-	e, ok := d.entry(dir, ManifestFile)
+	e, ok := d.entry(dir, manifest.ManifestFile)
 	return ok && !e.IsDir()
 }
 
@@ -592,26 +598,26 @@ func (d *Discovery) load(dir, via string) (Found, bool) {
 	if !d.realDir(rel) {
 		return Found{}, false
 	}
-	e, ok := d.entry(rel, ManifestFile)
+	e, ok := d.entry(rel, manifest.ManifestFile)
 	if !ok || e.IsDir() {
 		return Found{}, false
 	}
-	display := path.Join(dir, ManifestFile)
+	display := path.Join(dir, manifest.ManifestFile)
 	f := Found{Dir: dir, Via: via}
 	if !e.Type().IsRegular() {
-		f.Err = &ManifestError{Problems: []Problem{{File: display, Message: "SKILL.md is a symbolic link or not a regular file; links are refused, commit the real file"}}}
+		f.Err = &manifest.ManifestError{Problems: []manifest.Problem{{File: display, Message: "SKILL.md is a symbolic link or not a regular file; links are refused, commit the real file"}}}
 		return f, true
 	}
-	data, ok := d.readRegular(path.Join(rel, ManifestFile), maxManifestSize)
+	data, ok := d.readRegular(path.Join(rel, manifest.ManifestFile), manifest.MaxManifestSize)
 	if !ok {
-		f.Err = &ManifestError{Problems: []Problem{{File: display, Message: fmt.Sprintf("SKILL.md cannot be read or is larger than %d bytes; move long material to references/", maxManifestSize)}}}
+		f.Err = &manifest.ManifestError{Problems: []manifest.Problem{{File: display, Message: fmt.Sprintf("SKILL.md cannot be read or is larger than %d bytes; move long material to references/", manifest.MaxManifestSize)}}}
 		return f, true
 	}
 	folder := path.Base(dir)
 	if dir == "" {
 		folder = d.rootName
 	}
-	f.Manifest, f.Warnings, f.Err = parseManifest(display, folder, data)
+	f.Manifest, f.Warnings, f.Err = manifest.ParseManifestIn(display, folder, data)
 	return f, true
 }
 
@@ -628,24 +634,24 @@ func RepoName(url string) string {
 }
 
 func canonicalOr(name string) string {
-	c, err := Canonical(name)
+	c, err := manifest.Canonical(name)
 	if err != nil {
 		return "\x00" + name
 	}
 	return c
 }
 
-// loadManifestAs loads dir/SKILL.md but names it display in messages, so
+// LoadManifestAs loads dir/SKILL.md but names it display in messages, so
 // that errors show the path inside the repository rather than a temp dir.
-func loadManifestAs(dir, display string) (*Manifest, []Problem, error) {
-	m, warns, err := LoadManifest(dir)
-	rename := func(ps []Problem) {
+func LoadManifestAs(dir, display string) (*manifest.Manifest, []manifest.Problem, error) {
+	m, warns, err := manifest.LoadManifest(dir)
+	rename := func(ps []manifest.Problem) {
 		for i := range ps {
 			ps[i].File = display
 		}
 	}
 	rename(warns)
-	var me *ManifestError
+	var me *manifest.ManifestError
 	if errors.As(err, &me) {
 		rename(me.Problems)
 	}
@@ -655,7 +661,7 @@ func loadManifestAs(dir, display string) (*Manifest, []Problem, error) {
 // realDir checks that every component of rel under root is a real
 // directory, so that a path can never leave root through a link.
 func realDir(root, rel string) error {
-	if !insideRel(rel) && rel != "" {
+	if !manifest.InsideRel(rel) && rel != "" {
 		return fmt.Errorf("%s: path leaves the repository", rel)
 	}
 	cur := root
@@ -675,11 +681,11 @@ func realDir(root, rel string) error {
 	return nil
 }
 
-// copySkill copies the skill folder src to dst (which must not exist),
+// CopySkill copies the skill folder src to dst (which must not exist),
 // leaving out .git. A symbolic link is kept only when it is relative and
 // stays inside src; any other link is an error, because the installed skill
 // must not reach outside itself.
-func copySkill(src, dst string) error {
+func CopySkill(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -704,7 +710,7 @@ func copySkill(src, dst string) error {
 				return err
 			}
 			joined := filepath.Join(filepath.Dir(rel), target)
-			if filepath.IsAbs(target) || !insideRel(filepath.ToSlash(joined)) {
+			if filepath.IsAbs(target) || !manifest.InsideRel(filepath.ToSlash(joined)) {
 				return fmt.Errorf("copy skill: %s is a symbolic link to %s, outside the skill; replace it with the file", filepath.ToSlash(rel), target)
 			}
 			return os.Symlink(target, out)

@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -104,7 +106,7 @@ func githubWeb(src Source, m []string) (Source, error) {
 		return src, fmt.Errorf("%w %q: %v", ErrUnsupportedSource, src.Raw, err)
 	}
 	if kind == "blob" {
-		if path.Base(rel) != ManifestFile {
+		if path.Base(rel) != manifest.ManifestFile {
 			return src, fmt.Errorf("%w %q: a blob/ address must point at a SKILL.md; use the tree/ address of the skill's folder", ErrUnsupportedSource, src.Raw)
 		}
 		rel = path.Dir(rel)
@@ -112,7 +114,7 @@ func githubWeb(src Source, m []string) (Source, error) {
 	if rel == "." {
 		rel = ""
 	}
-	if rel != "" && !insideRel(rel) {
+	if rel != "" && !manifest.InsideRel(rel) {
 		return src, fmt.Errorf("%w %q: the path leaves the repository", ErrUnsupportedSource, src.Raw)
 	}
 	if owner == "." || owner == ".." || repo == "" || repo == "." || repo == ".." {
@@ -224,4 +226,19 @@ func existingPath(s string) (string, bool) {
 		return "", false
 	}
 	return abs, true
+}
+
+// ociSource reads oci://HOST/REPO[:TAG|@sha256:…|@CONSTRAINT] as a Source:
+// URL oci://HOST/REPO, Ref the digest (when given) or the tag, Constraint
+// the constraint.
+func ociSource(raw string) (Source, error) {
+	ref, err := ocisrc.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return Source{Raw: raw}, fmt.Errorf("%w: %v", ErrUnsupportedSource, err)
+	}
+	src := Source{Raw: raw, URL: ref.Repo(), Constraint: ref.Constraint, Ref: ref.Tag}
+	if ref.Digest != "" {
+		src.Ref = ref.Digest
+	}
+	return src, nil
 }

@@ -1,4 +1,4 @@
-package registry
+package gitsrc
 
 import (
 	"errors"
@@ -97,7 +97,7 @@ func FuzzParseSource(f *testing.F) {
 		if src.Ref != "" && src.Constraint != "" {
 			t.Fatal("both ref and constraint")
 		}
-		if err := checkCloneURL(src.URL); err != nil {
+		if err := CheckCloneURL(src.URL); err != nil {
 			t.Fatalf("ParseSource(%q) accepted %q that Clone refuses: %v", s, src.URL, err)
 		}
 	})
