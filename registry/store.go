@@ -17,6 +17,7 @@ import (
 	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/agentskills/agent/internal/flock"
+	"github.com/agentskills/agent/internal/tooldesc"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
 )
@@ -29,16 +30,7 @@ type Plugin struct {
 
 // Tool is a tool a skill's plugin described at install, cached so that
 // listing tools needs no process.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
-	// Title, Annotations (the SDK's JSON) and OutputSchema travel from the
-	// plugin's describe to MCP clients.
-	Title        string          `json:"title,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
-	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-}
+type Tool = tooldesc.Tool
 
 // Entry is one installed skill in registry.json (SPEC §5).
 type Entry struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentskills/agent/internal/lazyregexp"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/tooldesc"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry/manifest"
 
@@ -137,7 +137,7 @@ func (in *Preparer) Prepare(ctx context.Context, s *registry.Staged) error {
 	s.Plugin = &registry.Plugin{Path: bin, SHA256: sum}
 	s.Tools = make([]registry.Tool, 0, len(infos))
 	for _, t := range infos {
-		s.Tools = append(s.Tools, workspace.RegistryTool(t))
+		s.Tools = append(s.Tools, tooldesc.FromInfo(t))
 	}
 	return nil
 }

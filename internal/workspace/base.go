@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/tooldesc"
 	"github.com/agentskills/agent/plugins/base"
 	"github.com/agentskills/agent/registry"
 )
@@ -39,7 +40,7 @@ var baseTools = sync.OnceValue(func() []registry.Tool {
 	}
 	out := make([]registry.Tool, len(infos))
 	for i, t := range infos {
-		out[i] = RegistryTool(t)
+		out[i] = tooldesc.FromInfo(t)
 	}
 	return out
 })

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
@@ -165,3 +166,8 @@ func countScripts(dir string, m *manifest.Manifest) int {
 	}
 	return n
 }
+
+// Launch says how plugin binaries are checked as they start on this
+// machine, for the protection report of `agent check`: front ends learn it
+// here because they do not import host (SPEC §2).
+func Launch() string { return host.Launch() }

@@ -208,7 +208,7 @@ func (ws *Workspace) index() error {
 				Name:   t.Name,
 				Skill:  as.Entry.Canonical,
 				Plugin: as.Entry.Canonical,
-				Info:   toolInfo(t),
+				Info:   t.Info(),
 			})
 		}
 	}

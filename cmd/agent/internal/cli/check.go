@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
@@ -133,7 +132,7 @@ func buildCheck(v *workspace.View) checkJSON {
 	r := checkJSON{
 		AgentVersion: Version,
 		Platform:     platformName(),
-		Protections:  checkProtections{Launch: host.Launch(), Containment: strings.Join(procgroup.Protections(), ", ")},
+		Protections:  checkProtections{Launch: workspace.Launch(), Containment: strings.Join(procgroup.Protections(), ", ")},
 		AgentSkills:  v.Spec,
 		Skills:       []checkSkillJSON{},
 		Failures:     []checkFailureJSON{},
