@@ -618,16 +618,19 @@ func TestFilterEnv(t *testing.T) {
 	tests := []struct {
 		name  string
 		allow []string
+		pass  []string
 		want  []string
 	}{
 		{name: "base only", want: []string{"PATH=/bin", "HOME=/h", "LANG=C", "TMPDIR=/t"}},
 		{name: "wildcard", allow: []string{"HELLO_*"}, want: []string{"PATH=/bin", "HOME=/h", "LANG=C", "TMPDIR=/t", "HELLO_A=1"}},
 		{name: "exact", allow: []string{"HELLO", "AWS_KEY"}, want: []string{"PATH=/bin", "HOME=/h", "LANG=C", "TMPDIR=/t", "HELLO=2", "AWS_KEY=k"}},
 		{name: "bad pattern ignored", allow: []string{"["}, want: []string{"PATH=/bin", "HOME=/h", "LANG=C", "TMPDIR=/t"}},
+		{name: "a pattern hands over no secret", allow: []string{"AWS_*", "*"}, want: []string{"PATH=/bin", "HOME=/h", "LANG=C", "TMPDIR=/t", "HELLO_A=1", "HELLO=2"}},
+		{name: "the configuration names a secret the skill asks for", allow: []string{"AWS_*"}, pass: []string{"AWS_KEY"}, want: []string{"PATH=/bin", "HOME=/h", "LANG=C", "TMPDIR=/t", "AWS_KEY=k"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := FilterEnv(environ, tc.allow); !slices.Equal(got, tc.want) {
+			if got := FilterEnv(environ, tc.allow, tc.pass); !slices.Equal(got, tc.want) {
 				t.Errorf("FilterEnv = %v, want %v", got, tc.want)
 			}
 		})

@@ -49,12 +49,15 @@ type Preparer struct {
 	Describe func(ctx context.Context, p host.Plugin) ([]sdk.ToolInfo, error)
 	// Environ is the agent's own environment, filtered per skill.
 	Environ func() []string
+	// PassEnv is the configuration's pass_env (host.FilterEnv).
+	PassEnv []string
 }
 
 // Options configure New.
 type Options struct {
 	Home     string          // AGENT_HOME: where plugbuild keeps its caches
 	Environ  func() []string // the agent's environment; nil is empty
+	PassEnv  []string        // pass_env: secrets the user lets through
 	Logger   hclog.Logger    // plugin output while describing; nil discards
 	Progress io.Writer       // build progress; nil discards
 	Terminal bool            // Progress is a terminal
@@ -82,6 +85,7 @@ func New(o Options) *Preparer {
 			return host.Describe(ctx, p, host.WithLogger(logger))
 		},
 		Environ: environ,
+		PassEnv: o.PassEnv,
 	}
 }
 
@@ -125,7 +129,7 @@ func (in *Preparer) Prepare(ctx context.Context, s *registry.Staged) error {
 		Name:   s.Canonical,
 		Path:   bin,
 		SHA256: sum,
-		Env:    host.FilterEnv(in.Environ(), m.Permissions.Env),
+		Env:    host.FilterEnv(in.Environ(), m.Permissions.Env, in.PassEnv),
 		Dir:    s.SkillDir,
 	})
 	if err != nil {

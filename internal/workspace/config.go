@@ -30,6 +30,10 @@ type Config struct {
 	// Environ is the environment plugins and scripts get a filtered copy
 	// of; nil gives them only what host.FilterEnv always passes.
 	Environ []string
+	// PassEnv names secrets (SPEC §12) that may reach a skill's code
+	// all the same: the config's pass_env. A skill still gets one only
+	// when its permissions.env matches it; base commands get them all.
+	PassEnv []string
 	// Executable finds the agent binary, re-executed as `agent __plugin
 	// exec` for the script tools. nil means os.Executable.
 	Executable func() (string, error)

@@ -283,7 +283,7 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 			Name:   e.Canonical,
 			Path:   e.Plugin.Path,
 			SHA256: e.Plugin.SHA256,
-			Env:    host.FilterEnv(ws.Config.Environ, as.Manifest.Permissions.Env),
+			Env:    host.FilterEnv(ws.Config.Environ, as.Manifest.Permissions.Env, ws.Config.PassEnv),
 			Dir:    e.Path,
 		})
 	}
@@ -316,6 +316,7 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 		MaxOutput: ws.Config.MaxScriptOutput,
 		UV:        ws.Config.UV,
 		CacheDir:  filepath.Join(stateDir, "exec"),
+		PassEnv:   ws.Config.PassEnv,
 	}
 	var allowed []string
 	for _, as := range ws.Active {
@@ -335,7 +336,7 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 	if err != nil {
 		return host.Plugin{}, fmt.Errorf("encode the script plugin's configuration: %w", err)
 	}
-	env := append(host.FilterEnv(ws.Config.Environ, allowed), exec.ConfigEnv+"="+string(data))
+	env := append(host.FilterEnv(ws.Config.Environ, allowed, ws.Config.PassEnv), exec.ConfigEnv+"="+string(data))
 	return host.Plugin{
 		Name: ExecPlugin,
 		Path: self,

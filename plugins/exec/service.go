@@ -34,6 +34,9 @@ type Config struct {
 	MaxOutput int64         `json:"max_output,omitempty"` // bytes of stdout kept; default 1 MiB
 	UV        string        `json:"uv,omitempty"`         // AGENT_UV; a path or a name looked up on PATH
 	CacheDir  string        `json:"cache_dir,omitempty"`  // help cache on disk; "" keeps it in memory only
+	// PassEnv is the configuration's pass_env: secrets a script may get
+	// when its skill's permissions.env matches them (SPEC §12).
+	PassEnv []string `json:"pass_env,omitempty"`
 }
 
 // ConfigEnv is the environment variable that carries Config as JSON.
@@ -231,7 +234,7 @@ func (s *service) runScript(ctx context.Context, in RunInput) (json.RawMessage, 
 	if err != nil {
 		return nil, "", err
 	}
-	env, err := buildEnv(s.environ(), t.skill.Env, in.Env)
+	env, err := buildEnv(s.environ(), t.skill.Env, s.cfg.PassEnv, in.Env)
 	if err != nil {
 		return nil, "", err
 	}
@@ -318,7 +321,7 @@ func (s *service) scriptHelp(ctx context.Context, in HelpInput) (HelpResult, str
 	if res, ok := s.help.get(key); ok {
 		return res, fmt.Sprintf("help for %s (cached)", name), nil
 	}
-	env, err := buildEnv(s.environ(), t.skill.Env, nil)
+	env, err := buildEnv(s.environ(), t.skill.Env, s.cfg.PassEnv, nil)
 	if err != nil {
 		return HelpResult{}, "", err
 	}

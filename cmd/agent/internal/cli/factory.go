@@ -33,6 +33,9 @@ type Config struct {
 	Model       string
 	Instruction string
 	Approve     string
+	// PassEnv (pass_env in config.yaml, AGENT_PASS_ENV comma-separated)
+	// names secrets skills' code may get all the same (SPEC §12).
+	PassEnv []string
 	// Mirrors is mirrors: in config.yaml (SPEC §18).
 	Mirrors []registry.Mirror
 }
@@ -75,7 +78,7 @@ func (f *Factory) installer() (*install.Preparer, error) {
 		return nil, err
 	}
 	return install.New(install.Options{
-		Home: cfg.Home, Environ: f.environ, Logger: f.logger(cfg),
+		Home: cfg.Home, Environ: f.environ, PassEnv: cfg.PassEnv, Logger: f.logger(cfg),
 		Progress: f.IO.ErrOut, Terminal: f.IO.StderrTTY,
 	}), nil
 }
@@ -129,6 +132,7 @@ func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
 		Root:            f.getenv("AGENT_WORKSPACE"),
 		AgentVersion:    Version,
 		Environ:         f.environ(),
+		PassEnv:         cfg.PassEnv,
 		Executable:      f.Executable,
 		Logger:          f.logger(cfg),
 		Relink:          f.relink,
@@ -237,6 +241,15 @@ func (f *Factory) loadConfig() (*Config, error) {
 
 	cfg := &Config{Home: home, UV: v.GetString("uv"), LogLevel: strings.ToLower(v.GetString("log_level")),
 		Model: v.GetString("model"), Instruction: v.GetString("instruction"), Approve: v.GetString("approve")}
+	cfg.PassEnv = v.GetStringSlice("pass_env")
+	if s := f.getenv("AGENT_PASS_ENV"); s != "" {
+		cfg.PassEnv = nil
+		for n := range strings.SplitSeq(s, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				cfg.PassEnv = append(cfg.PassEnv, n)
+			}
+		}
+	}
 	// AGENT_SKILLS="" means "no skills" and must not fall back to config.yaml.
 	if s, ok := f.LookupEnv("AGENT_SKILLS"); ok {
 		cfg.Skills = s

@@ -116,22 +116,34 @@ func mcpRun(ctx context.Context, opts *mcpOptions) error {
 		return srv.ServeStdio(ctx)
 	}
 	token := opts.Token
+	stateDir := filepath.Join(cfg.Home, "state")
+	generated := false
 	if token == "" {
-		stateDir := filepath.Join(cfg.Home, "state")
-		var created bool
-		if token, created, err = mcp.LoadOrCreateToken(stateDir); err != nil {
+		if token, err = mcp.LoadToken(stateDir); err != nil {
 			srv.Close()
 			return err
 		}
-		if created {
-			fmt.Fprintf(opts.IO.ErrOut, "agent mcp: generated a bearer token (kept in %s): %s\n", filepath.Join(stateDir, mcp.TokenFile), token)
+	}
+	if token == "" {
+		if token, err = mcp.NewToken(); err != nil {
+			srv.Close()
+			return err
 		}
+		generated = true
 	}
 	return srv.ServeHTTP(ctx, mcp.HTTPOptions{
 		Addr:  opts.HTTP,
 		Token: token,
-		Ready: func(addr string) {
+		Ready: func(addr string) error {
+			// Only once the address is ours: a refused bind writes nothing.
+			if generated {
+				if err := mcp.SaveToken(stateDir, token); err != nil {
+					return err
+				}
+				fmt.Fprintf(opts.IO.ErrOut, "agent mcp: generated a bearer token (kept in %s): %s\n", filepath.Join(stateDir, mcp.TokenFile), token)
+			}
 			fmt.Fprintf(opts.IO.ErrOut, "agent mcp: serving http://%s%s\n", addr, mcp.Path)
+			return nil
 		},
 	})
 }
