@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/agentskills/agent/internal/atomicfile"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -241,25 +242,7 @@ func (s *Store) writeIndex(st stamp, recs []indexed) error {
 		b = append(b, r.line...)
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[at:], castagnoli))
-	f, err := os.CreateTemp(s.SkillsDir(), ".index.tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.indexPath())
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(s.indexPath(), b, 0o644)
 }
 
 // records encodes entries for the index, reusing the registry.json line

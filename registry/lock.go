@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/agentskills/agent/internal/atomicfile"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/registry/ocisrc"
@@ -177,28 +177,7 @@ func WriteLock(path string, l *Lock) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write lock: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(path, data, 0o644, atomicfile.Sync()); err != nil {
 		return fmt.Errorf("write lock: %w", err)
 	}
 	return nil

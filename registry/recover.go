@@ -87,7 +87,7 @@ func (s *Store) recover(entries []Entry) {
 			_ = os.RemoveAll(p)
 		}
 	}
-	if tmps, _ := filepath.Glob(filepath.Join(s.SkillsDir(), "registry.json.tmp-*")); len(tmps) > 0 {
+	if tmps, _ := filepath.Glob(filepath.Join(s.SkillsDir(), ".registry.json.tmp-*")); len(tmps) > 0 {
 		for _, t := range tmps {
 			_ = os.Remove(t)
 		}

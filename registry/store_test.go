@@ -143,7 +143,7 @@ func assertConsistent(t *testing.T, s *Store) []Entry {
 		if d.IsDir() && !strings.HasPrefix(d.Name(), ".") && !want[d.Name()] {
 			t.Errorf("folder skills/%s has no entry", d.Name())
 		}
-		if strings.HasPrefix(d.Name(), "registry.json.tmp") {
+		if strings.HasPrefix(d.Name(), ".registry.json.tmp") {
 			t.Errorf("leftover %s", d.Name())
 		}
 	}
