@@ -198,7 +198,7 @@ func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, 
 		return addition{}, err
 	}
 	m := sel.Manifest
-	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m); err != nil {
+	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m, s.Limits); err != nil {
 		return addition{}, fmt.Errorf("read %s at %s: %w", src.Raw, gitsrc.Short(snap.Commit), err)
 	}
 	name := m.Name
