@@ -305,7 +305,7 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 	if err := gitsrc.CopySkill(st.SkillDir, in.skill); err != nil {
 		return installable{}, err
 	}
-	sum, err := fileSHA256(filepath.Join(in.skill, manifest.ManifestFile))
+	sum, err := manifestSHA256(in.skill)
 	if err != nil {
 		return installable{}, fmt.Errorf("hash %s of %s: %w", manifest.ManifestFile, st.Canonical, err)
 	}
