@@ -57,6 +57,11 @@ func TestScripts(t *testing.T) {
 				k, v, _ := strings.Cut(kv, "=")
 				env.Setenv(k, v)
 			}
+			if bin, err := filepath.Abs(clientsBin); err == nil {
+				if _, err := os.Stat(bin); err == nil {
+					env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+				}
+			}
 			env.Values[reposKey{}] = repos
 			return nil
 		},
@@ -68,6 +73,10 @@ func TestScripts(t *testing.T) {
 			"movetag":    cmdMoveTag,
 			"rewrite":    cmdRewrite,
 			"lockcommit": cmdLockCommit,
+			// placements.txtar (cmds_placement_test.go)
+			"sametree": cmdSameTree,
+			"readonly": cmdReadOnly,
+			"approve":  cmdApprove,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
