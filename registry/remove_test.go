@@ -150,13 +150,13 @@ func TestListEmpty(t *testing.T) {
 func TestSelect(t *testing.T) {
 	t.Parallel()
 	entries := []Entry{
-		{Canonical: "zeta", Trusted: true, Source: SourceGit},
-		{Canonical: "alpha", Trusted: false, Source: SourceGit},
-		{Canonical: "skill-authoring", Trusted: true, Source: SourceBundled},
-		{Canonical: "b-c", Trusted: true, Source: SourceGit},
-		{Canonical: "over", Trusted: true, Source: SourceBundled},
-		{Canonical: "over", Trusted: false, Source: SourceGit, Name: "installed"},
-		{Canonical: "base", Trusted: true, Source: SourceBundled, NamedOnly: true},
+		{Canonical: "zeta", Trusted: true, Origin: Origin{Source: SourceGit}},
+		{Canonical: "alpha", Trusted: false, Origin: Origin{Source: SourceGit}},
+		{Canonical: "skill-authoring", Trusted: true, Origin: Origin{Source: SourceBundled}},
+		{Canonical: "b-c", Trusted: true, Origin: Origin{Source: SourceGit}},
+		{Canonical: "over", Trusted: true, Origin: Origin{Source: SourceBundled}},
+		{Canonical: "over", Trusted: false, Name: "installed", Origin: Origin{Source: SourceGit}},
+		{Canonical: "base", Trusted: true, NamedOnly: true, Origin: Origin{Source: SourceBundled}},
 	}
 	tests := []struct {
 		spec      string
