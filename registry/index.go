@@ -410,6 +410,15 @@ func (e *enc) entry(x *Entry) {
 	e.str(x.Stamp)
 	e.str(x.PreviousDirHash)
 	e.bool(x.NamedOnly)
+	e.uvarint(uint64(len(x.Placements)))
+	for _, p := range x.Placements {
+		e.str(p.Folder)
+		e.str(p.Dir)
+		e.strs(p.Agents)
+		e.bool(p.Link)
+		e.str(p.Placed)
+		e.strs(p.Made)
+	}
 	l := x.Listing
 	if l == nil {
 		e.bool(false)
@@ -602,6 +611,14 @@ func (d *dec) entry() Entry {
 	x.Stamp = d.str()
 	x.PreviousDirHash = d.str()
 	x.NamedOnly = d.bool()
+	if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)-d.off) {
+		x.Placements = make([]Placement, n)
+		for i := range x.Placements {
+			x.Placements[i] = Placement{Folder: d.str(), Dir: d.str(), Agents: d.strs(), Link: d.bool(), Placed: d.str(), Made: d.strs()}
+		}
+	} else if n > 0 {
+		d.err = true
+	}
 	if !d.bool() {
 		return x
 	}

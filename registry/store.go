@@ -52,6 +52,9 @@ type Entry struct {
 	NamedOnly bool `json:"named_only,omitempty"`
 	// Listing is what listings need of SKILL.md (listing.go).
 	Listing *Listing `json:"listing,omitempty"`
+	// Placements are the copies of this skill in other agents' skill
+	// folders (SPEC §19).
+	Placements []Placement `json:"placements,omitempty"`
 
 	Origin
 	Integrity
