@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // addAllSkills is the size of the repository of BenchmarkAddAll (SPEC §11).
