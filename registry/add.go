@@ -229,10 +229,11 @@ func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, 
 	}
 	now := s.now()
 	e := Entry{
-		Name: name, Canonical: canonical, Source: sourceKind(src.URL), GitURL: src.URL,
-		Ref: src.Ref, Constraint: src.Constraint, Version: version, CommitSHA: sha,
-		Trusted: req.Trusted, InstalledAt: now, UpdatedAt: now,
-		Path: s.skillDir(canonical), Subdir: sel.Dir, Description: m.Description,
+		Name: name, Canonical: canonical, Trusted: req.Trusted,
+		Path: s.skillDir(canonical), Description: m.Description,
+		Origin: Origin{Source: sourceKind(src.URL), GitURL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
+			Version: version, CommitSHA: sha, Subdir: sel.Dir},
+		History: History{InstalledAt: now, UpdatedAt: now},
 	}
 	inst, err := s.stage(ctx, w, st, prep, &e)
 	if err != nil {
@@ -357,10 +358,15 @@ func (in installable) placePlugin() error {
 	return os.Rename(in.pluginFrom, in.pluginTo)
 }
 
-// stage runs prep, copies the skill folder out of the checkout and fills
+// stage runs prep, moves the skill folder out of the checkout and fills
 // e's plugin and tools with their installed locations. An untrusted
 // skill's code never runs: prep (build and describe) is skipped for it
-// until Trust. A folder with a symbolic link is refused before prep.
+// until Trust. A folder with a symbolic link is refused before prep, and
+// one prep left a link in is refused by the hash.
+//
+// st.SkillDir must be a throwaway checkout or copy in the run's work
+// folder (every caller's is): it is moved, not copied, since copying
+// wrote each file of the skill a second time.
 func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e *Entry) (installable, error) {
 	if err := CheckNoLinks(st.SkillDir); err != nil {
 		return installable{}, err
@@ -375,7 +381,7 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 		}
 	}
 	in := installable{skill: w.path("skill")}
-	if err := gitsrc.CopySkill(st.SkillDir, in.skill); err != nil {
+	if err := os.Rename(st.SkillDir, in.skill); err != nil {
 		return installable{}, err
 	}
 	sum, err := manifestSHA256(in.skill)

@@ -23,7 +23,7 @@ import (
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 func skillMD(name string, extra ...string) string {
@@ -311,6 +311,11 @@ func TestAddErrorsLeaveNothing(t *testing.T) {
 		}
 		return errors.New("go build failed")
 	}
+	// The staged folder is moved, not copied, after prep: a link prep
+	// leaves in it must still be refused.
+	linkPrep := func(_ context.Context, st *Staged) error {
+		return os.Symlink("/etc/passwd", filepath.Join(st.SkillDir, "passwd"))
+	}
 	outsidePrep := func(_ context.Context, st *Staged) error {
 		st.Plugin = &Plugin{Path: "/bin/sh"}
 		return nil
@@ -346,6 +351,7 @@ func TestAddErrorsLeaveNothing(t *testing.T) {
 		{name: "incompatible", source: incompatible.FileURL(), wantErr: manifest.ErrIncompatible, wantMsg: "0.5.0"},
 		{name: "prepare fails", source: good.FileURL(), prep: failPrep, wantMsg: "go build failed"},
 		{name: "prepare plugin outside", source: good.FileURL(), prep: outsidePrep, wantMsg: "neither"},
+		{name: "prep leaves a link", source: good.FileURL(), prep: linkPrep, wantMsg: "not a regular file"},
 		{name: "bad name flag", source: good.FileURL(), mod: func(r *AddRequest) { r.Name = "../x" }, wantErr: manifest.ErrInvalidName},
 		{name: "command transport", source: good.FileURL(), mod: func(r *AddRequest) { r.Source = gitsrc.Source{Raw: "ext::sh", URL: "ext::sh -c id"} }, wantErr: gitsrc.ErrUnsupportedSource},
 		{name: "ref and constraint", source: good.FileURL(), mod: func(r *AddRequest) { r.Source.Ref = "main"; r.Source.Constraint = "^1" }, wantErr: gitsrc.ErrUnsupportedSource},

@@ -13,6 +13,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
+
+	"github.com/agentskills/agent/internal/atomicfile"
 )
 
 // ErrConfigFile: a client's configuration file cannot be read as its
@@ -91,33 +93,14 @@ func WriteConfig(client string, t ConfigTarget, l Launch) (changed bool, backup 
 			mode = fi.Mode().Perm()
 		}
 		backup = t.Path + ".bak"
-		if err := writeFileAtomic(backup, old, mode); err != nil {
+		if err := atomicfile.Write(backup, old, mode, atomicfile.Sync()); err != nil {
 			return false, "", fmt.Errorf("back up %s: %w", t.Path, err)
 		}
 	}
-	if err := writeFileAtomic(t.Path, next, mode); err != nil {
+	if err := atomicfile.Write(t.Path, next, mode, atomicfile.Sync()); err != nil {
 		return false, backup, fmt.Errorf("write %s: %w", t.Path, err)
 	}
 	return true, backup, nil
-}
-
-func writeFileAtomic(p string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr, os.Chmod(f.Name(), mode)); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }
 
 // mergeJSON sets <key>.agent in a JSON (or JSON with comments) document.
