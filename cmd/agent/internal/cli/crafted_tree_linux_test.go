@@ -16,7 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // TestCraftedTrees adds repositories whose git objects no `git commit`
