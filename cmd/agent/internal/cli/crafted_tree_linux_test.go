@@ -83,7 +83,7 @@ func TestCraftedTrees(t *testing.T) {
 				return c.tree(c.file("SKILL.md", manifest), c.file("big.bin", strings.Repeat("x", 2000)))
 			},
 			env:  []string{"AGENT_MAX_FILE_SIZE=1000"},
-			want: []string{"big.bin", "2000 bytes", "1000"},
+			want: []string{"2000 bytes", "1000 bytes per file"},
 		},
 		{
 			name: "a skill over the per-skill limit",
