@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
 
+	"github.com/agentskills/agent/internal/cgroup"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -50,6 +51,10 @@ type procRunner struct {
 	stdout    *io.PipeReader
 	stdoutW   *io.PipeWriter
 	stdoutEOF chan struct{}
+
+	// group is the plugin's cgroup, nil where none is writable.
+	group  *cgroup.Group
+	killed []int // members of group when it was killed
 
 	pid int
 	// mu orders signals to the group before the leader is reaped, after
@@ -89,7 +94,7 @@ func (r *procRunner) Start(context.Context) error {
 	// while another goroutine's fork still holds the writer's descriptor
 	// (golang/go#22315); that clears within milliseconds. An exec.Cmd
 	// cannot be started twice, so each attempt gets a copy.
-	template := r.cmd
+	template := r.contain(r.cmd)
 	var err error
 	for attempt := range 6 {
 		if attempt > 0 {
@@ -141,6 +146,7 @@ func (r *procRunner) Start(context.Context) error {
 		}
 	}
 	_ = r.stdoutW.Close()
+	r.releaseContained()
 	return err
 }
 
@@ -152,6 +158,7 @@ func (r *procRunner) watch() {
 		waitExit(r.pid)
 		r.mu.Lock()
 		killGroup(r.pid)
+		r.killContained()
 		r.reaped = true
 		r.mu.Unlock()
 	}
@@ -165,6 +172,7 @@ func (r *procRunner) watch() {
 	if !waitNoReap {
 		killGroup(r.pid)
 	}
+	r.releaseContained()
 	r.waitErr = err
 	r.exited.Store(true)
 	drain := time.NewTimer(pipeDrain)
@@ -277,6 +285,7 @@ func (r *procRunner) signalGroup(kill bool) {
 	}
 	if kill {
 		killGroup(r.pid)
+		r.killContained()
 	} else {
 		_ = syscall.Kill(r.pid, syscall.SIGTERM)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -98,4 +99,40 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 		return errors.Join(errors.New("let the verified plugin run"), derr)
 	}
 	return nil
+}
+
+// reapAdopted reaps the processes in pids (killed members of a plugin's
+// cgroup) that are this process's children, other than the plugin leader
+// and any plugin os/exec still waits for.
+func reapAdopted(pids []int, leader int) {
+	self := os.Getpid()
+	leaders.mu.Lock()
+	defer leaders.mu.Unlock()
+	for _, pid := range pids {
+		if pid == leader || leaders.m[pid] || parentOf(pid) != self {
+			continue
+		}
+		var info unix.Siginfo
+		for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED, nil) == unix.EINTR {
+		}
+	}
+}
+
+// parentOf reads pid's parent from /proc, or 0.
+func parentOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }

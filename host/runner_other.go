@@ -25,3 +25,5 @@ func startCmd(cmd *exec.Cmd, _ func(pid int) error) error { return cmd.Start() }
 func becomeSubreaper() {}
 
 func pluginDescendant(int) bool { return false }
+
+func reapAdopted([]int, int) {}

@@ -21,6 +21,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentskills/agent/internal/cgroup"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -30,34 +32,67 @@ import (
 type Set struct {
 	owner string // "the exec plugin", for the error after Close
 	mu    sync.Mutex
-	// m maps a command's pid to whether its group may still be signalled
-	// (false once it is about to be reaped); the pid leaves m once reaped.
-	m      map[int]bool
+	// m maps a command's pid to its entry; the pid leaves m once reaped.
+	m      map[int]*entry
 	closed bool
+}
+
+// entry is one command in flight.
+type entry struct {
+	live    bool          // its group may still be signalled (false once it is about to be reaped)
+	group   *cgroup.Group // its cgroup, nil where none is writable
+	release func()        // ends the sandbox's parked thread, nil when not sandboxed
 }
 
 // NewSet returns an empty set; owner names the plugin in the error that
 // Start returns once the set is closed.
-func NewSet(owner string) *Set { return &Set{owner: owner, m: map[int]bool{}} }
+func NewSet(owner string) *Set { return &Set{owner: owner, m: map[int]*entry{}} }
 
 // Start starts cmd in a process group of its own, which the kernel kills
 // if this plugin dies (even by SIGKILL), and tracks it. It refuses once
 // KillAll has run.
-func (s *Set) Start(cmd *exec.Cmd) error {
+func (s *Set) Start(cmd *exec.Cmd) error { return s.StartSandboxed(cmd, nil) }
+
+// StartSandboxed is Start, confined to p when p is not nil. Where a
+// cgroup v2 group can be made below this plugin's own (which the host
+// kills with everything below it), the command runs in one of its own:
+// Wait then ends every descendant, setsid or not, with cgroup.kill.
+func (s *Set) StartSandboxed(cmd *exec.Cmd, p *sandbox.Policy) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	e := &entry{live: true}
+	if parent, err := cgroup.Local(); err == nil {
+		if g, err := parent.New("command"); err == nil {
+			e.group = g
+			g.Attach(cmd.SysProcAttr)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return errors.New(s.owner + " is shutting down")
-	}
-	if err := cmd.Start(); err != nil {
+	fail := func(err error) error {
+		if e.group != nil {
+			_ = e.group.Close(time.Second)
+		}
 		return err
 	}
-	s.m[cmd.Process.Pid] = true
+	if s.closed {
+		return fail(errors.New(s.owner + " is shutting down"))
+	}
+	if p == nil {
+		if err := cmd.Start(); err != nil {
+			return fail(err)
+		}
+	} else {
+		release, err := sandbox.Start(cmd, *p, (*exec.Cmd).Start)
+		if err != nil {
+			return fail(err)
+		}
+		e.release = release
+	}
+	s.m[cmd.Process.Pid] = e
 	return nil
 }
 
@@ -93,7 +128,7 @@ func (s *Set) Wait(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) Ou
 	case <-ctx.Done():
 		out.Ctx = ctx.Err()
 	}
-	Kill(pid)
+	s.kill(pid)
 	<-exited
 	s.mark(pid) // its pid may be reused once reaped
 	out.Wait = cmd.Wait()
@@ -101,19 +136,43 @@ func (s *Set) Wait(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) Ou
 	return out
 }
 
+// kill SIGKILLs pid's process group and its cgroup.
+func (s *Set) kill(pid int) {
+	Kill(pid)
+	s.mu.Lock()
+	e := s.m[pid]
+	s.mu.Unlock()
+	if e != nil && e.group != nil {
+		_ = e.group.Kill()
+	}
+}
+
 // Kill SIGKILLs the process group pgid.
 func Kill(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
 func (s *Set) mark(pid int) {
 	s.mu.Lock()
-	s.m[pid] = false
+	if e := s.m[pid]; e != nil {
+		e.live = false
+	}
 	s.mu.Unlock()
 }
 
+// reaped forgets pid, removes its cgroup and lets its sandbox thread go.
 func (s *Set) reaped(pid int) {
 	s.mu.Lock()
+	e := s.m[pid]
 	delete(s.m, pid)
 	s.mu.Unlock()
+	if e == nil {
+		return
+	}
+	if e.group != nil {
+		_ = e.group.Close(time.Second)
+	}
+	if e.release != nil {
+		e.release()
+	}
 }
 
 // Has reports a command that os/exec has not reaped yet: the keep
@@ -130,9 +189,12 @@ func (s *Set) KillAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	for pid, live := range s.m {
-		if live {
+	for pid, e := range s.m {
+		if e.live {
 			Kill(pid)
+			if e.group != nil {
+				_ = e.group.Kill()
+			}
 		}
 	}
 }

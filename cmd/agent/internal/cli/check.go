@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/agentskills/agent/internal/cgroup"
+	"github.com/agentskills/agent/internal/sandbox"
 	"io"
 	"strconv"
 	"strings"
@@ -87,6 +89,9 @@ type checkJSON struct {
 	Failures     []checkFailureJSON `json:"failures"`
 	Warnings     []string           `json:"warnings"`
 	Hints        []string           `json:"hints"`
+	// Protections says which containment and sandbox are in force on
+	// this machine, and what is not sandboxed.
+	Protections []string `json:"protections"`
 }
 
 func checkRun(ctx context.Context, opts *checkOptions) error {
@@ -126,6 +131,7 @@ func buildCheck(v *workspace.View) checkJSON {
 		Failures:     []checkFailureJSON{},
 		Warnings:     append([]string{}, v.Warnings...),
 		Hints:        []string{},
+		Protections:  machineProtections(),
 	}
 	installed, activeInstalled, untrusted := 0, 0, []string{}
 	for _, s := range v.Skills {
@@ -257,6 +263,10 @@ func writeCheck(w io.Writer, r checkJSON) error {
 			fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Reason)
 		}
 	}
+	fmt.Fprintln(w, "\nProtections:")
+	for _, p := range r.Protections {
+		fmt.Fprintf(w, "  %s\n", p)
+	}
 	if len(r.Hints) > 0 {
 		fmt.Fprintln(w)
 		for _, h := range r.Hints {
@@ -264,4 +274,26 @@ func writeCheck(w io.Writer, r checkJSON) error {
 		}
 	}
 	return nil
+}
+
+// machineProtections is protections; the goldens replace it, since its
+// lines depend on the machine.
+var machineProtections = protections
+
+// protections are check's lines on containment and the sandbox (SPEC §8).
+func protections() []string {
+	mode, detail := cgroup.Mode()
+	out := []string{fmt.Sprintf("containment: %s (%s)", mode, detail)}
+	st := sandbox.Probe()
+	if st.ABI > 0 {
+		net := "network namespaces"
+		if !st.NetNS {
+			net = "no network namespaces"
+		}
+		out = append(out, fmt.Sprintf("sandbox: Landlock ABI %d, %s", st.ABI, net))
+	}
+	for _, l := range st.Lines() {
+		out = append(out, "not sandboxed: "+l)
+	}
+	return out
 }

@@ -3,11 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentskills/agent/internal/cgroup"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/internal/workspace"
 )
 
@@ -171,5 +174,28 @@ func TestLoggerHidesKilledPlugin(t *testing.T) {
 		if !strings.Contains(errOut.String(), "exit status 2") {
 			t.Errorf("level %q: a real crash was hidden", tc.level)
 		}
+	}
+}
+
+// The goldens hold a fixed protections section; TestProtections checks
+// the real one.
+func init() {
+	machineProtections = func() []string { return []string{"containment: (this machine's)"} }
+}
+
+func TestProtections(t *testing.T) {
+	lines := strings.Join(protections(), "\n")
+	mode, _ := cgroup.Mode()
+	if !strings.Contains(lines, "containment: "+mode) {
+		t.Errorf("no containment line for %q:\n%s", mode, lines)
+	}
+	st := sandbox.Probe()
+	for _, l := range st.Lines() {
+		if !strings.Contains(lines, "not sandboxed: "+l) {
+			t.Errorf("missing %q:\n%s", l, lines)
+		}
+	}
+	if st.ABI > 0 && !strings.Contains(lines, fmt.Sprintf("Landlock ABI %d", st.ABI)) {
+		t.Errorf("no Landlock line:\n%s", lines)
 	}
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -90,8 +92,25 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "Built the plugin of %s: %d tool(s)\n", e.Name, len(te.Tools))
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "Trusted %s: AGENT_SKILLS=all or AGENT_SKILLS=%s activates it\n", e.Name, e.Canonical)
+		if m, _, err := registry.LoadManifest(te.Path); err == nil {
+			writeGrants(opts.IO.ErrOut, m.Permissions)
+		}
 	} else {
 		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s: only AGENT_SKILLS=all-untrusted activates it now\n", e.Name)
 	}
 	return nil
+}
+
+// writeGrants says what a trusted skill's code may reach beyond its own
+// folder (SKILL.md permissions, hashed with it and enforced by the
+// sandbox).
+func writeGrants(w io.Writer, p registry.Permissions) {
+	none := func(l []string) string {
+		if len(l) == 0 {
+			return "nothing more"
+		}
+		return strings.Join(l, ", ")
+	}
+	fmt.Fprintf(w, "  its code may read: its own folder and %s; write: a temp folder per call and %s; network: %s\n",
+		none(p.FS.Read), none(p.FS.Write), networkLine(p.Network))
 }
