@@ -28,4 +28,5 @@ func (g *Group) Attach(*syscall.SysProcAttr) {}
 func (g *Group) Kill() error                 { return nil }
 func (g *Group) Populated() bool             { return false }
 func (g *Group) Procs() []int                { return nil }
+func (g *Group) Members() []int              { return nil }
 func (g *Group) Close(time.Duration) error   { return nil }
