@@ -38,7 +38,7 @@ import (
 // everything before it; then the lines (each uvarint-length-prefixed) and
 // the CRC-32C of the lines.
 
-const indexMagic = "agent-registry-index 5\n"
+const indexMagic = "agent-registry-index 6\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -443,6 +443,9 @@ func (e *enc) entry(x *Entry) {
 	e.strs(l.ScriptsIgnore)
 	e.strs(l.Runnable)
 	e.strs(l.Env)
+	e.strs(l.FS.Read)
+	e.strs(l.FS.Write)
+	e.strs(l.Network)
 	e.strs(l.AllowedTools)
 	e.str(l.ArgumentHint)
 	e.bool(l.DisableModelInvocation)
@@ -629,6 +632,9 @@ func (d *dec) entry() Entry {
 	l.ScriptsIgnore = d.strs()
 	l.Runnable = d.strs()
 	l.Env = d.strs()
+	l.FS.Read = d.strs()
+	l.FS.Write = d.strs()
+	l.Network = d.strs()
 	l.AllowedTools = d.strs()
 	l.ArgumentHint = d.str()
 	l.DisableModelInvocation = d.bool()

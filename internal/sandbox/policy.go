@@ -16,9 +16,17 @@ type Policy struct {
 }
 
 // SystemLibs are what every dynamically linked program needs to start:
-// the loader, the shared libraries and the loader's cache. Programs run
-// by the sandbox get them read-only.
+// the loader, the shared libraries and the loader's cache.
 var SystemLibs = []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache"}
+
+// System is what scripts and commands get read-only besides their own
+// folder: the system's programs and libraries, the few files of /etc that
+// name resolution, TLS and user lookups read (not /etc as a whole), and
+// /proc, where Landlock's own ptrace rule keeps other processes'
+// environ, mem and fds out of reach.
+var System = append([]string{"/usr", "/bin", "/sbin",
+	"/etc/localtime", "/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/resolv.conf", "/etc/hosts",
+	"/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/alternatives", "/proc"}, SystemLibs...)
 
 // HostNetwork reports whether the policy keeps the host's network.
 func (p Policy) HostNetwork() bool {

@@ -334,6 +334,9 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 		UV:        ws.Config.UV,
 		CacheDir:  filepath.Join(stateDir, "exec"),
 	}
+	if root, err := ws.Config.WorkspaceRoot(); err == nil {
+		cfg.Workspace = root
+	}
 	var allowed []string
 	for _, as := range ws.Active {
 		if len(as.Scripts) == 0 || !runsCode(as.Entry) {
@@ -345,6 +348,9 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 			Scripts: as.Manifest.Scripts,
 			Ignore:  as.Manifest.ScriptsIgnore,
 			Env:     as.Manifest.Permissions.Env,
+			FSRead:  as.Manifest.Permissions.FS.Read,
+			FSWrite: as.Manifest.Permissions.FS.Write,
+			Network: as.Manifest.Permissions.Network,
 		})
 		allowed = append(allowed, as.Manifest.Permissions.Env...)
 	}
