@@ -1,5 +1,10 @@
 package sandbox
 
+import (
+	"path/filepath"
+	"strings"
+)
+
 // Policy is what one sandboxed process may reach beyond nothing.
 type Policy struct {
 	// Read may be read (files, listings) and executed, beneath.
@@ -36,4 +41,24 @@ func (p Policy) HostNetwork() bool {
 		}
 	}
 	return false
+}
+
+// PathDirs are the folders of a PATH value, and for each that is a
+// toolchain's bin or shims folder (~/go/bin, ~/.pyenv/shims,
+// ~/.cargo/bin) the toolchain's root, which its programs read: what a
+// command found on PATH needs beyond System.
+func PathDirs(path string) []string {
+	var out []string
+	for _, d := range strings.Split(path, ":") {
+		if d == "" || !strings.HasPrefix(d, "/") {
+			continue
+		}
+		out = append(out, d)
+		if b := filepath.Base(d); b == "bin" || b == "shims" {
+			if root := filepath.Dir(d); root != "/" && root != "/usr" && root != "/usr/local" {
+				out = append(out, root)
+			}
+		}
+	}
+	return out
 }
