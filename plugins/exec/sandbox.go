@@ -79,7 +79,9 @@ func realInterpreter(in interpreter, dir string) interpreter {
 	out, err := cmd.Output()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err != nil || len(lines) != 3 || !filepath.IsAbs(lines[0]) {
-		return in // the sandbox grants what it can; the run reports the rest
+		// Not a python that answers (a stand-in): grant its folder.
+		in.read = append(in.read, filepath.Dir(in.argv0))
+		return in
 	}
 	r := resolution{exe: lines[0], read: []string{filepath.Dir(lines[0]), lines[1], lines[2]}}
 	resolved.Store(key, r)
