@@ -129,7 +129,7 @@ func benchSandbox(b *testing.B, py string) {
 		}
 	})
 	files := map[string]string{"ok.py": "print('{\"ok\": true}')\n"}
-	on := newTestbed(b, files, look)
+	on := newTestbed(b, files, look, configOption(func(c *Config) { c.NoSandbox = false }))
 	off := newTestbed(b, files, look, configOption(func(c *Config) { c.NoSandbox = true }))
 	args, _ := json.Marshal(map[string]any{"skill_name": "my-skill", "script_name": "ok"})
 	ctx := context.Background()

@@ -95,7 +95,7 @@ func TestScriptSandbox(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tb := newTestbed(t, map[string]string{"probe.py": probePy}, withSkill(tc.mod))
+			tb := newTestbed(t, map[string]string{"probe.py": probePy}, withSkill(tc.mod), configOption(func(c *Config) { c.NoSandbox = false }))
 			res, e := tb.run(map[string]any{"script_name": "probe", "args": args})
 			if e != nil {
 				t.Fatalf("script_run: %v", e)
