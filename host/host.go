@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -22,6 +24,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -127,6 +130,9 @@ func (i *instance) alive() bool { return !i.retired.Load() && !i.run.exited.Load
 
 // New returns a Host. No process starts until Invoke.
 func New(opts ...Option) *Host {
+	// Plugins' cgroups live in this process's session, which a watcher
+	// kills if this process dies.
+	procgroup.UseSession()
 	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace}
 	for _, o := range opts {
 		o(&cfg)
@@ -419,10 +425,10 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 	var extra []*os.File
 	var atExec func(int) error
 	var busy func() (string, []*os.File, error)
-	attr := sysProcAttr()
+	attr := &syscall.SysProcAttr{}
 	if p.SHA256 != "" {
 		if canTrace && !h.noTrace.Load() && !startsWithShebang(p.Path) && h.firstStart(p) {
-			attr.Ptrace = true
+			setTrace(attr, true)
 			atExec = func(pid int) error { return h.verifier.checkExe(p, pid) }
 			busy = func() (string, []*os.File, error) {
 				s, err := h.sealedCopy(p)
@@ -448,7 +454,12 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		Plugins:          sdk.PluginMap(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
-		StartTimeout:     h.cfg.startTimeout,
+		// go-plugin listens on a Unix socket in a 0700 folder, except on
+		// Windows, where it listens on TCP 127.0.0.1, which any local
+		// process can reach: there the host and plugin authenticate each
+		// other with a certificate made for this one start.
+		AutoMTLS:     runtime.GOOS == "windows",
+		StartTimeout: h.cfg.startTimeout,
 		// go-plugin names the plugin's own log lines after runner.Name(),
 		// the skill: "agent.hello: ...".
 		Logger:     h.cfg.logger,

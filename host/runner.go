@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"runtime"
 	"strconv"
 	"sync"
@@ -16,17 +15,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
 
-	"github.com/agentskills/agent/internal/cgroup"
+	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/sdk"
 )
 
 // procRunner is our go-plugin runner: it starts the verified copy with
-// the exact environment in a process group of its own, asks the kernel to
-// kill the child when the host dies, and filters stdout so that stray
-// prints cannot break the handshake.
+// the exact environment in a group of its own (procgroup.Group: a process
+// group, and the kernel kills the child when the host dies; a Job Object
+// on Windows), and filters stdout so that stray prints cannot break the
+// handshake.
 //
 // go-plugin reads the plugin's stdout and stderr to EOF before it waits
 // for the process, so a descendant that inherited them (a wrapper's
@@ -52,15 +53,8 @@ type procRunner struct {
 	stdoutW   *io.PipeWriter
 	stdoutEOF chan struct{}
 
-	// group is the plugin's cgroup, nil where none is writable.
-	group  *cgroup.Group
-	killed []int // members of group when it was killed
-
-	pid int
-	// mu orders signals to the group before the leader is reaped, after
-	// which its pid (and so the group id) could be reused.
-	mu     sync.Mutex
-	reaped bool
+	pid    int
+	group  *procgroup.Group
 	exited atomic.Bool
 	done   chan struct{}
 	// waitErr is set before done closes, which happens once the pipes
@@ -94,34 +88,43 @@ func (r *procRunner) Start(context.Context) error {
 	// while another goroutine's fork still holds the writer's descriptor
 	// (golang/go#22315); that clears within milliseconds. An exec.Cmd
 	// cannot be started twice, so each attempt gets a copy.
-	template := r.contain(r.cmd)
+	template := r.cmd
 	var err error
 	for attempt := range 6 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 2 * time.Millisecond)
 		}
-		cmd := &exec.Cmd{Path: template.Path, Args: template.Args, Env: template.Env, Dir: template.Dir, ExtraFiles: template.ExtraFiles, SysProcAttr: template.SysProcAttr}
+		attr := *template.SysProcAttr
+		cmd := &exec.Cmd{Path: template.Path, Args: template.Args, Env: template.Env, Dir: template.Dir, ExtraFiles: template.ExtraFiles, SysProcAttr: &attr}
+		var group *procgroup.Group
+		if group, err = procgroup.New(cmd); err != nil {
+			return err
+		}
 		var outR, outW, errR, errW *os.File
 		if outR, outW, err = os.Pipe(); err != nil {
+			group.Release()
 			return err
 		}
 		if errR, errW, err = os.Pipe(); err != nil {
+			group.Release()
 			outR.Close()
 			outW.Close()
 			return err
 		}
 		cmd.Stdout, cmd.Stderr = outW, errW
-		err = spawn(cmd, r.atExec)
+		err = spawn(cmd, r.atExec, group)
 		outW.Close()
 		errW.Close()
 		if err == nil {
 			r.cmd = cmd
 			r.pid = cmd.Process.Pid
+			r.group = group
 			r.rawStdout, r.stderr = outR, &eofReader{f: errR, eof: make(chan struct{})}
 			go r.filterStdout()
 			go r.watch()
 			return nil
 		}
+		group.Release()
 		outR.Close()
 		errR.Close()
 		if r.busy != nil && errors.Is(err, syscall.EPERM) {
@@ -141,38 +144,26 @@ func (r *procRunner) Start(context.Context) error {
 			}
 			r.busy, r.atExec = nil, nil
 			attr := *template.SysProcAttr
-			attr.Ptrace = false
+			setTrace(&attr, false)
 			template = &exec.Cmd{Path: path, Args: template.Args, Env: template.Env, Dir: template.Dir, ExtraFiles: extra, SysProcAttr: &attr}
 		}
 	}
 	_ = r.stdoutW.Close()
-	r.releaseContained()
 	return err
 }
 
-// watch reaps the plugin: when it exits, everything left in its process
-// group is killed first (while its pid is still ours), then the pipes get
-// pipeDrain to deliver the last output before they are closed.
+// watch reaps the plugin: when it exits, everything left in its group is
+// killed (see procgroup.Group.Wait), then the pipes get pipeDrain to
+// deliver the last output before they are closed.
 func (r *procRunner) watch() {
-	if waitNoReap {
-		waitExit(r.pid)
-		r.mu.Lock()
-		killGroup(r.pid)
-		r.killContained()
-		r.reaped = true
-		r.mu.Unlock()
-	}
+	err := r.group.Wait()
+	r.group.Release()
 	// Orphans that left the group (setsid) and were adopted by us when
 	// the plugin died without ending them.
 	sweepAdopted()
-	err := r.cmd.Wait()
 	leaders.mu.Lock()
 	delete(leaders.m, r.pid)
 	leaders.mu.Unlock()
-	if !waitNoReap {
-		killGroup(r.pid)
-	}
-	r.releaseContained()
 	r.waitErr = err
 	r.exited.Store(true)
 	drain := time.NewTimer(pipeDrain)
@@ -207,7 +198,7 @@ func (e *eofReader) Close() error { return e.f.Close() }
 
 // handshakeLine finds go-plugin's handshake ("1|1|unix|/path|grpc|") in a
 // stdout line, also when a partial print without a newline precedes it.
-var handshakeLine = regexp.MustCompile(`1\|\d+\|(unix|tcp)\|[^|]+\|(grpc|netrpc)(\|.*)?$`)
+var handshakeLine = lazyregexp.New(`1\|\d+\|(unix|tcp)\|[^|]+\|(grpc|netrpc)(\|.*)?$`)
 
 // findHandshake returns the handshake part of line, if any.
 func findHandshake(line string) (string, bool) {
@@ -262,33 +253,17 @@ func (r *procRunner) Wait(context.Context) error {
 // descendants, which a SIGKILL would orphan) and SIGKILLs its whole
 // process group if it is still there after termGrace.
 func (r *procRunner) Kill(context.Context) error {
-	if r.cmd.Process == nil {
+	if r.group == nil {
 		return nil
 	}
-	r.signalGroup(false)
+	r.group.Stop()
 	select {
 	case <-r.done:
 		return nil
 	case <-time.After(termGrace):
 	}
-	r.signalGroup(true)
+	r.group.Kill()
 	return nil
-}
-
-// signalGroup sends SIGTERM to the plugin, or SIGKILL to its whole group,
-// unless it was already reaped.
-func (r *procRunner) signalGroup(kill bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.reaped {
-		return
-	}
-	if kill {
-		killGroup(r.pid)
-		r.killContained()
-	} else {
-		_ = syscall.Kill(r.pid, syscall.SIGTERM)
-	}
 }
 
 func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
@@ -299,8 +274,10 @@ func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return 
 // Go runtime may retire threads; this thread never exits. It is also the
 // tracer of children started stopped at exec (Ptrace), and only the
 // tracer's thread may let them go: atExec runs there, while the child is
-// stopped, and a non-nil error kills the child instead.
-func spawn(cmd *exec.Cmd, atExec func(pid int) error) error {
+// stopped, and a non-nil error kills the child instead. group joins the
+// child to its group (procgroup.Group.Started) before anyone else hears of
+// it.
+func spawn(cmd *exec.Cmd, atExec func(pid int) error, group *procgroup.Group) error {
 	spawnOnce.Do(func() {
 		becomeSubreaper()
 		spawnCh = make(chan spawnReq)
@@ -310,6 +287,11 @@ func spawn(cmd *exec.Cmd, atExec func(pid int) error) error {
 				leaders.mu.Lock()
 				err := startCmd(req.cmd, req.atExec)
 				if err == nil {
+					if err = req.group.Started(); err != nil {
+						_ = req.cmd.Wait()
+					}
+				}
+				if err == nil {
 					leaders.m[req.cmd.Process.Pid] = true
 				}
 				leaders.mu.Unlock()
@@ -317,7 +299,7 @@ func spawn(cmd *exec.Cmd, atExec func(pid int) error) error {
 			}
 		}()
 	})
-	req := spawnReq{cmd: cmd, atExec: atExec, done: make(chan error, 1)}
+	req := spawnReq{cmd: cmd, atExec: atExec, group: group, done: make(chan error, 1)}
 	spawnCh <- req
 	return <-req.done
 }
@@ -325,6 +307,7 @@ func spawn(cmd *exec.Cmd, atExec func(pid int) error) error {
 type spawnReq struct {
 	cmd    *exec.Cmd
 	atExec func(pid int) error
+	group  *procgroup.Group
 	done   chan error
 }
 

@@ -1,3 +1,5 @@
+//go:build linux && !portable
+
 package host
 
 import (
@@ -7,33 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-func sysProcAttr() *syscall.SysProcAttr {
-	// Its own process group, so that killing the plugin kills what it
-	// started; and the kernel kills the plugin if the host dies, even by
-	// SIGKILL (sdk.Serve turns that into a SIGTERM it can clean up after).
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
-const waitNoReap = true
-
-// waitExit returns once pid has exited, without reaping it: until
-// os/exec reaps it, its pid and process group id cannot be reused.
-func waitExit(pid int) {
-	var info unix.Siginfo
-	for {
-		if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != unix.EINTR {
-			return
-		}
-	}
-}
-
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // becomeSubreaper makes the host adopt the orphans of its plugins: a
 // descendant that called setsid and whose plugin died without ending it
@@ -52,8 +31,16 @@ func pluginDescendant(pid int) bool {
 	return bytes.Contains(b, pluginCookie)
 }
 
+// Launch says how a plugin's bytes are checked and run here.
+func Launch() string {
+	return "checked while stopped at exec, or run from a sealed in-memory copy (memfd)"
+}
+
 // canTrace: this platform can start a child stopped at exec.
 const canTrace = true
+
+// setTrace has the child stop at exec (PTRACE_TRACEME), for startCmd.
+func setTrace(attr *syscall.SysProcAttr, on bool) { attr.Ptrace = on }
 
 // startCmd starts cmd; with Ptrace it waits for the child's stop at exec,
 // runs atExec and lets the child go on (or kills it). Called on spawn's
@@ -99,40 +86,4 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 		return errors.Join(errors.New("let the verified plugin run"), derr)
 	}
 	return nil
-}
-
-// reapAdopted reaps the processes in pids (killed members of a plugin's
-// cgroup) that are this process's children, other than the plugin leader
-// and any plugin os/exec still waits for.
-func reapAdopted(pids []int, leader int) {
-	self := os.Getpid()
-	leaders.mu.Lock()
-	defer leaders.mu.Unlock()
-	for _, pid := range pids {
-		if pid == leader || leaders.m[pid] || parentOf(pid) != self {
-			continue
-		}
-		var info unix.Siginfo
-		for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED, nil) == unix.EINTR {
-		}
-	}
-}
-
-// parentOf reads pid's parent from /proc, or 0.
-func parentOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	n, _ := strconv.Atoi(f[1])
-	return n
 }

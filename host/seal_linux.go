@@ -1,3 +1,5 @@
+//go:build linux && !portable
+
 package host
 
 import (
@@ -24,13 +26,14 @@ func newSealable(name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), "memfd:"+name), nil
 }
 
-// seal makes f immutable for good: no write, no resize, no unsealing.
-func seal(f *os.File) error {
+// seal makes f immutable for good: no write, no resize, no unsealing. It
+// returns the file to keep (f itself).
+func seal(f *os.File) (*os.File, error) {
 	_, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL)
 	if err != nil {
-		return fmt.Errorf("seal memfd: %w", err)
+		return f, fmt.Errorf("seal memfd: %w", err)
 	}
-	return nil
+	return f, nil
 }
 
 // copyInto fills dst with src's bytes. Without a hash it lets the kernel

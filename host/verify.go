@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -39,20 +38,15 @@ func statOf(f *os.File) (fingerprint, error) {
 	if err != nil {
 		return fingerprint{}, err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	fp, ok := sysStat(fi)
 	if !ok {
 		return fingerprint{}, errors.New("no stat data on this platform")
 	}
 	if !fi.Mode().IsRegular() {
 		return fingerprint{}, fmt.Errorf("%s is not a regular file", f.Name())
 	}
-	return fingerprint{
-		Size:    fi.Size(),
-		Dev:     uint64(st.Dev),
-		Ino:     uint64(st.Ino),
-		MtimeNs: mtimeNs(st),
-		CtimeNs: ctimeNs(st),
-	}, nil
+	fp.Size = fi.Size()
+	return fp, nil
 }
 
 func (f fingerprint) sameFile(g fingerprint) bool {
@@ -153,7 +147,10 @@ func (v *verifier) store(fp fingerprint) {
 const fingerprintSettle = 2 * time.Second
 
 // sealedBinary is a verified copy of a plugin binary that nobody can
-// change any more: a sealed memfd on Linux. The host executes this copy,
+// change any more: a sealed memfd on Linux. Elsewhere (and with the
+// portable tag) it is a read-only file in a fresh folder only this user can
+// open (seal_other.go), which code running as the same user could still
+// rewrite. The host executes this copy,
 // never the path, so the bytes that were checked are the bytes that run.
 type sealedBinary struct {
 	f      *os.File
@@ -252,9 +249,10 @@ func (v *verifier) seal(p Plugin) (*sealedBinary, error) {
 			v.store(after)
 		}
 	}
-	if err := seal(dst); err != nil {
+	if s.f, err = seal(dst); err != nil {
 		return nil, fmt.Errorf("%w: skill %q: %v", ErrStart, p.Name, err)
 	}
+	dst = s.f
 	var magic [2]byte
 	if m, _ := dst.ReadAt(magic[:], 0); m == 2 && magic == [2]byte{'#', '!'} {
 		s.script = true

@@ -8,13 +8,13 @@ import (
 	"net"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/agentskills/agent/internal/lazyregexp"
 	"gopkg.in/yaml.v3"
 )
 
@@ -167,7 +167,7 @@ var knownKeys = []string{
 // encoder, which refuses it, after validate and add accepted it.
 const MaxDepth = 32
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+var yamlLineRE = lazyregexp.New(`line (\d+)`)
 
 // ParseManifest parses a SKILL.md. file is used in messages, and the name
 // of the folder holding it is the skill's name when the front matter gives
@@ -421,7 +421,7 @@ type quoteFix struct {
 	quoted string
 }
 
-var topKeyRE = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:[ \t]+(\S.*?)[ \t]*$`)
+var topKeyRE = lazyregexp.New(`^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:[ \t]+(\S.*?)[ \t]*$`)
 
 // quotePlainValues returns front with every top-level `key: value` whose
 // value does not parse on its own replaced by `key: "value"`. A plain value
@@ -982,7 +982,7 @@ func jsonSafe(v any) any {
 	return v
 }
 
-var strictNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var strictNameRE = lazyregexp.New(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Limits of the Agent Skills specification, checked by CheckStrict.
 const (

@@ -2,14 +2,15 @@ package registry
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/agentskills/agent/internal/lazyregexp"
 )
 
 // MaxNameLen is the longest skill name accepted (SPEC §4).
 const MaxNameLen = 64
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var namePattern = lazyregexp.New(`^[A-Za-z0-9_-]+$`)
 
 // Canonical returns the canonical form of a skill name: lowercase, with '_'
 // changed to '-' ("Kalshi_Markets" -> "kalshi-markets"). Names that could

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/agentskills/agent/internal/lazyregexp"
 )
 
 // Source is where a skill comes from (SPEC §6 <source>).
@@ -26,15 +26,15 @@ type Source struct {
 func (s Source) String() string { return s.Raw }
 
 var (
-	transportRE   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*::`)
-	schemeRE      = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
-	scpRE         = regexp.MustCompile(`^(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9.-]+:[^/\\]`)
-	ownerRepoRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	shaRE         = regexp.MustCompile(`^[0-9a-fA-F]{7,40}$`)
-	fullVersionRE = regexp.MustCompile(`^v?\d+\.\d+\.\d+([-+].*)?$`)
-	shortNumRE    = regexp.MustCompile(`^\d{1,6}$`)
-	partialVerRE  = regexp.MustCompile(`^v?\d+(\.(\d+|[xX*]))*(\.(\d+|[xX*]))?$`)
-	githubWebRE   = regexp.MustCompile(`^https?://(?:www\.)?github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/(tree|blob)/([^/?#]+)(?:/([^?#]*))?(?:[?#].*)?$`)
+	transportRE   = lazyregexp.New(`^[A-Za-z][A-Za-z0-9+.-]*::`)
+	schemeRE      = lazyregexp.New(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+	scpRE         = lazyregexp.New(`^(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9.-]+:[^/\\]`)
+	ownerRepoRE   = lazyregexp.New(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	shaRE         = lazyregexp.New(`^[0-9a-fA-F]{7,40}$`)
+	fullVersionRE = lazyregexp.New(`^v?\d+\.\d+\.\d+([-+].*)?$`)
+	shortNumRE    = lazyregexp.New(`^\d{1,6}$`)
+	partialVerRE  = lazyregexp.New(`^v?\d+(\.(\d+|[xX*]))*(\.(\d+|[xX*]))?$`)
+	githubWebRE   = lazyregexp.New(`^https?://(?:www\.)?github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/(tree|blob)/([^/?#]+)(?:/([^?#]*))?(?:[?#].*)?$`)
 )
 
 // allowedSchemes are the URL schemes go-git is allowed to use. Anything else,

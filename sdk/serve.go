@@ -128,6 +128,7 @@ func watchParent(ppid int, every time.Duration, l hclog.Logger) {
 		if os.Getppid() != ppid {
 			l.Warn("host process went away; plugin exiting", "host_pid", ppid)
 			proctree.KillDescendants()
+			proctree.KillGroup()
 			os.Exit(3)
 		}
 	}

@@ -48,7 +48,7 @@ func init() {
 // so it is replaced by SIGTERM here.
 func contain() {
 	_ = proctree.Subreaper()
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
+	proctree.ParentDeathSignal()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {

@@ -22,12 +22,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 
+	"github.com/agentskills/agent/internal/platform"
+	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/internal/sdkmod"
 )
 
@@ -135,17 +136,29 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	if err != nil {
 		return fmt.Errorf("build plugin: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, goBin, "build", "-modfile="+modPath, "-mod=mod", "-trimpath",
-		"-o", absOut, "."+string(filepath.Separator)+pkgRel)
+	args := append([]string{"build", "-modfile=" + modPath, "-mod=mod", "-trimpath"}, platform.BuildFlags()...)
+	cmd := exec.CommandContext(ctx, goBin, append(args, "-o", absOut, "."+string(filepath.Separator)+pkgRel)...)
 	cmd.Dir = root
 	cmd.Env = env
-	cmd.SysProcAttr = childProcAttr()
-	// On cancel (Ctrl-C) stop the whole build, compiler processes included.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// go build dies with the agent, so a killed add or update does not
+	// leave a build running for its staging directory; on cancel (Ctrl-C)
+	// the whole build stops, compiler processes included.
+	group, err := procgroup.New(cmd)
+	if err != nil {
+		return fmt.Errorf("build plugin: %w", err)
+	}
+	defer group.Release()
+	cmd.Cancel = func() error { group.Kill(); return nil }
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	stop := progress(opts)
-	err = cmd.Run()
+	if err = cmd.Start(); err == nil {
+		if err = group.Started(); err != nil {
+			_ = cmd.Wait()
+		} else {
+			err = group.Wait()
+		}
+	}
 	stop(err == nil)
 	if err != nil {
 		if ctx.Err() != nil {

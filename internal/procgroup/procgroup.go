@@ -7,9 +7,24 @@
 // package only adds what a plugin that starts commands needs per command.
 // It lives in the root module's internal/ so that the sdk, a module of
 // its own that plugin authors import, does not grow an API for it.
+//
+// Group is the one interface to containment on every platform, for the
+// host's plugins and the plugins' commands alike: New before the command
+// starts, Started right after, Kill, WaitExit, Release. What holds the group
+// together differs (see Protections):
+//   - Linux: a process group, a parent-death signal, and the sdk's
+//     subreaper for descendants that leave the group (setsid).
+//   - macOS, and Linux built with the portable tag: a process group, and a
+//     parent watch (polling) instead of the parent-death signal. A
+//     descendant that calls setsid leaves the group and can outlive it.
+//   - Windows: a Job Object with kill-on-close. os/exec cannot start a
+//     process inside a job, so the child starts suspended, is assigned to
+//     the job, then resumed; everything it starts is in the job too.
 package procgroup
 
 import (
+	"github.com/agentskills/agent/internal/sandbox"
+
 	"context"
 	"errors"
 	"os"
@@ -19,10 +34,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/agentskills/agent/internal/cgroup"
-	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -32,67 +43,58 @@ import (
 type Set struct {
 	owner string // "the exec plugin", for the error after Close
 	mu    sync.Mutex
-	// m maps a command's pid to its entry; the pid leaves m once reaped.
-	m      map[int]*entry
-	closed bool
-}
-
-// entry is one command in flight.
-type entry struct {
-	live    bool          // its group may still be signalled (false once it is about to be reaped)
-	group   *cgroup.Group // its cgroup, nil where none is writable
-	release func()        // ends the sandbox's parked thread, nil when not sandboxed
+	// m maps a command's pid to its group until the command is reaped.
+	m map[int]*Group
+	// release ends the parked thread of a sandboxed command (see
+	// sandbox.Start) once it is reaped.
+	release map[int]func()
+	closed  bool
 }
 
 // NewSet returns an empty set; owner names the plugin in the error that
 // Start returns once the set is closed.
-func NewSet(owner string) *Set { return &Set{owner: owner, m: map[int]*entry{}} }
+func NewSet(owner string) *Set {
+	return &Set{owner: owner, m: map[int]*Group{}, release: map[int]func(){}}
+}
 
-// Start starts cmd in a process group of its own, which the kernel kills
-// if this plugin dies (even by SIGKILL), and tracks it. It refuses once
-// KillAll has run.
+// Start starts cmd in a group of its own (see Group), which ends if this
+// plugin dies, and tracks it. It refuses once KillAll has run.
 func (s *Set) Start(cmd *exec.Cmd) error { return s.StartSandboxed(cmd, nil) }
 
-// StartSandboxed is Start, confined to p when p is not nil. Where a
-// cgroup v2 group can be made below this plugin's own (which the host
-// kills with everything below it), the command runs in one of its own:
-// Wait then ends every descendant, setsid or not, with cgroup.kill.
+// StartSandboxed is Start, with cmd confined to p (internal/sandbox) when
+// p is not nil.
 func (s *Set) StartSandboxed(cmd *exec.Cmd, p *sandbox.Policy) error {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	e := &entry{live: true}
-	if parent, err := cgroup.Local(); err == nil {
-		if g, err := parent.New("command"); err == nil {
-			e.group = g
-			g.Attach(cmd.SysProcAttr)
-		}
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fail := func(err error) error {
-		if e.group != nil {
-			_ = e.group.Close(time.Second)
+	if s.closed {
+		return errors.New(s.owner + " is shutting down")
+	}
+	g, err := New(cmd)
+	if err != nil {
+		return err
+	}
+	var release func()
+	if p == nil {
+		err = cmd.Start()
+	} else {
+		release, err = sandbox.Start(cmd, *p, (*exec.Cmd).Start)
+	}
+	if err != nil {
+		g.Release()
+		return err
+	}
+	if err := g.Started(); err != nil {
+		_ = cmd.Wait()
+		g.Release()
+		if release != nil {
+			release()
 		}
 		return err
 	}
-	if s.closed {
-		return fail(errors.New(s.owner + " is shutting down"))
+	s.m[cmd.Process.Pid] = g
+	if release != nil {
+		s.release[cmd.Process.Pid] = release
 	}
-	if p == nil {
-		if err := cmd.Start(); err != nil {
-			return fail(err)
-		}
-	} else {
-		release, err := sandbox.Start(cmd, *p, (*exec.Cmd).Start)
-		if err != nil {
-			return fail(err)
-		}
-		e.release = release
-	}
-	s.m[cmd.Process.Pid] = e
 	return nil
 }
 
@@ -104,74 +106,43 @@ type Outcome struct {
 }
 
 // Wait waits for cmd, started by Start, to exit, for timeout to pass or
-// for ctx to end. Then it kills the command's process group (the command
-// if it still runs, and whatever it left behind in its group) and reaps
-// the command. The leader is not reaped before its group is killed, so the
-// group id cannot be reused by then.
+// for ctx to end. Then it kills the command's group (the command if it
+// still runs, and whatever it left behind in its group) and reaps the
+// command (see Group.Wait).
 func (s *Set) Wait(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) Outcome {
 	pid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		// Wait without reaping.
-		var info unix.Siginfo
-		for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
-		}
-	}()
+	s.mu.Lock()
+	g := s.m[pid]
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var out Outcome
 	select {
-	case <-exited:
+	case out.Wait = <-done:
 	case <-timer.C:
 		out.TimedOut = true
+		g.Kill()
+		out.Wait = <-done
 	case <-ctx.Done():
 		out.Ctx = ctx.Err()
+		g.Kill()
+		out.Wait = <-done
 	}
-	s.kill(pid)
-	<-exited
-	s.mark(pid) // its pid may be reused once reaped
-	out.Wait = cmd.Wait()
+	g.Release()
 	s.reaped(pid)
 	return out
 }
 
-// kill SIGKILLs pid's process group and its cgroup.
-func (s *Set) kill(pid int) {
-	Kill(pid)
-	s.mu.Lock()
-	e := s.m[pid]
-	s.mu.Unlock()
-	if e != nil && e.group != nil {
-		_ = e.group.Kill()
-	}
-}
-
-// Kill SIGKILLs the process group pgid.
-func Kill(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
-
-func (s *Set) mark(pid int) {
-	s.mu.Lock()
-	if e := s.m[pid]; e != nil {
-		e.live = false
-	}
-	s.mu.Unlock()
-}
-
-// reaped forgets pid, removes its cgroup and lets its sandbox thread go.
 func (s *Set) reaped(pid int) {
 	s.mu.Lock()
-	e := s.m[pid]
 	delete(s.m, pid)
+	release := s.release[pid]
+	delete(s.release, pid)
 	s.mu.Unlock()
-	if e == nil {
-		return
-	}
-	if e.group != nil {
-		_ = e.group.Close(time.Second)
-	}
-	if e.release != nil {
-		e.release()
+	if release != nil {
+		release()
 	}
 }
 
@@ -189,13 +160,8 @@ func (s *Set) KillAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	for pid, e := range s.m {
-		if e.live {
-			Kill(pid)
-			if e.group != nil {
-				_ = e.group.Kill()
-			}
-		}
+	for _, g := range s.m {
+		g.Kill()
 	}
 }
 
@@ -214,14 +180,12 @@ func (s *Set) Serve(skill sdk.Skill) int {
 // StopWithParent kills the commands' groups, which a signal to the plugin
 // would not reach, when the plugin is told to stop (SIGTERM, SIGINT,
 // SIGHUP) or its parent (the host) dies, and then exits. It returns false
-// when the parent was already gone. It asks the kernel for SIGTERM when
-// the parent dies, even by SIGKILL; in a plugin started by the host the
-// sdk has already done so on the main thread, where the host's own SIGKILL
-// request lives, and ends every descendant when the plugin stops.
+// when the parent was already gone. How the parent's death is noticed is
+// the platform's (see onParentExit).
 func (s *Set) StopWithParent() bool {
 	ppid := os.Getppid()
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
 	sigs := make(chan os.Signal, 1)
+	onParentExit(ppid, sigs)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
 		sig := <-sigs

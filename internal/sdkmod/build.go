@@ -9,11 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/agentskills/agent/internal/lazyregexp"
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/sumdb/dirhash"
@@ -31,7 +31,7 @@ type Built struct {
 // versionFile holds the agent's version, the base of the SDK's version.
 const versionFile = "cmd/agent/internal/cli/version.go"
 
-var versionRE = regexp.MustCompile(`(?m)^var Version = "([^"]+)"`)
+var versionRE = lazyregexp.New(`(?m)^var Version = "([^"]+)"`)
 
 // Build makes the module zips from the repository at root: sdk/ and proto/,
 // without tests or testdata. The sdk zip's go.mod requires proto at the

@@ -3,10 +3,10 @@ package exec
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -24,7 +24,7 @@ type Metadata struct {
 // mode Python's `$\s` can only match a newline, so `\n` is the same thing
 // spelled for RE2, whose leftmost-first matching then picks the same block
 // (the greedy content runs to the last `# ///` of a comment run).
-var pep723 = regexp.MustCompile(`(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\n(?P<content>(?:^#(?:| .*)$\n)+)^# ///$`)
+var pep723 = lazyregexp.New(`(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\n(?P<content>(?:^#(?:| .*)$\n)+)^# ///$`)
 
 // ParseMetadata extracts the PEP 723 `script` block from a script's source.
 // It returns nil, nil when there is none. The block may sit anywhere (after a
@@ -104,7 +104,7 @@ func parseTOML(src string, lineBase int) (*Metadata, error) {
 
 // alreadyDefinedRE matches go-toml's duplicate key error, which carries no
 // position.
-var alreadyDefinedRE = regexp.MustCompile(`key (\S+) is already defined`)
+var alreadyDefinedRE = lazyregexp.New(`key (\S+) is already defined`)
 
 // keyLine and lastKeyLine are the 1-based lines of the first and last
 // lines of src that start with key, for messages: go-toml reports no

@@ -9,11 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentskills/agent/internal/lazyregexp"
 )
 
 // Skill is one active skill whose scripts the plugin may run.
@@ -312,7 +313,7 @@ func stderrSuffix(out *outcome) string {
 	return "; stderr (last 500 bytes): " + tail
 }
 
-var usageLine = regexp.MustCompile(`(?im)^[ \t]*usage:.*$`)
+var usageLine = lazyregexp.New(`(?im)^[ \t]*usage:.*$`)
 
 func (s *service) scriptHelp(ctx context.Context, in HelpInput) (HelpResult, string, error) {
 	t, err := s.resolve(in.SkillName, in.ScriptName)

@@ -1,3 +1,5 @@
+//go:build linux && !portable
+
 package proctree
 
 import (
@@ -16,6 +18,16 @@ import (
 func Subreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
+
+// ParentDeathSignal has the kernel send this process SIGTERM when its
+// parent dies, even by SIGKILL. The request belongs to the calling thread's
+// parent: call it from the main thread, during package initialisation.
+func ParentDeathSignal() {
+	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
+}
+
+// KillGroup: on Linux KillDescendants has ended everything already.
+func KillGroup() {}
 
 // IsSubreaper reports whether this process adopts its orphans.
 func IsSubreaper() bool {

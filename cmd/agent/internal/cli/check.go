@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/agentskills/agent/internal/cgroup"
 	"github.com/agentskills/agent/internal/sandbox"
 	"io"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
@@ -82,16 +83,25 @@ type checkFailureJSON struct {
 	Reason string `json:"reason"`
 }
 
+// checkProtections says how plugins are kept honest and contained on this
+// machine (SPEC §8 "Other systems"): they differ by platform.
+type checkProtections struct {
+	Launch      string `json:"launch"`
+	Containment string `json:"containment"`
+	// Sandbox says what confines skill code here, and what is not
+	// sandboxed on this kernel (SPEC §8).
+	Sandbox string `json:"sandbox"`
+}
+
 type checkJSON struct {
 	AgentVersion string             `json:"agent_version"`
+	Platform     string             `json:"platform"`
+	Protections  checkProtections   `json:"protections"`
 	AgentSkills  string             `json:"agent_skills"`
 	Skills       []checkSkillJSON   `json:"skills"`
 	Failures     []checkFailureJSON `json:"failures"`
 	Warnings     []string           `json:"warnings"`
 	Hints        []string           `json:"hints"`
-	// Protections says which containment and sandbox are in force on
-	// this machine, and what is not sandboxed.
-	Protections []string `json:"protections"`
 }
 
 func checkRun(ctx context.Context, opts *checkOptions) error {
@@ -126,12 +136,13 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 func buildCheck(v *workspace.View) checkJSON {
 	r := checkJSON{
 		AgentVersion: Version,
+		Platform:     platformName(),
+		Protections:  checkProtections{Launch: host.Launch(), Containment: strings.Join(procgroup.Protections(), ", "), Sandbox: sandboxLine()},
 		AgentSkills:  v.Spec,
 		Skills:       []checkSkillJSON{},
 		Failures:     []checkFailureJSON{},
 		Warnings:     append([]string{}, v.Warnings...),
 		Hints:        []string{},
-		Protections:  machineProtections(),
 	}
 	installed, activeInstalled, untrusted := 0, 0, []string{}
 	for _, s := range v.Skills {
@@ -263,10 +274,10 @@ func writeCheck(w io.Writer, r checkJSON) error {
 			fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Reason)
 		}
 	}
-	fmt.Fprintln(w, "\nProtections:")
-	for _, p := range r.Protections {
-		fmt.Fprintf(w, "  %s\n", p)
-	}
+	fmt.Fprintf(w, "\nProtections on this machine (%s):\n", r.Platform)
+	fmt.Fprintf(w, "  launch: %s\n", r.Protections.Launch)
+	fmt.Fprintf(w, "  containment: %s\n", r.Protections.Containment)
+	fmt.Fprintf(w, "  sandbox: %s\n", r.Protections.Sandbox)
 	if len(r.Hints) > 0 {
 		fmt.Fprintln(w)
 		for _, h := range r.Hints {
@@ -276,24 +287,19 @@ func writeCheck(w io.Writer, r checkJSON) error {
 	return nil
 }
 
-// machineProtections is protections; the goldens replace it, since its
-// lines depend on the machine.
-var machineProtections = protections
-
-// protections are check's lines on containment and the sandbox (SPEC §8).
-func protections() []string {
-	mode, detail := cgroup.Mode()
-	out := []string{fmt.Sprintf("containment: %s (%s)", mode, detail)}
+// sandboxLine says what confines scripts, base commands and plugins on
+// this machine, and what the kernel leaves unsandboxed.
+func sandboxLine() string {
 	st := sandbox.Probe()
+	var parts []string
 	if st.ABI > 0 {
-		net := "network namespaces"
-		if !st.NetNS {
-			net = "no network namespaces"
-		}
-		out = append(out, fmt.Sprintf("sandbox: Landlock ABI %d, %s", st.ABI, net))
+		parts = append(parts, fmt.Sprintf("Landlock ABI %d", st.ABI))
+	}
+	if st.NetNS {
+		parts = append(parts, "network namespaces")
 	}
 	for _, l := range st.Lines() {
-		out = append(out, "not sandboxed: "+l)
+		parts = append(parts, "not sandboxed: "+l)
 	}
-	return out
+	return strings.Join(parts, "; ")
 }

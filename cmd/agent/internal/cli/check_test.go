@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentskills/agent/internal/sandbox"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/cgroup"
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/platform"
 	"github.com/agentskills/agent/internal/workspace"
 )
 
@@ -177,25 +177,32 @@ func TestLoggerHidesKilledPlugin(t *testing.T) {
 	}
 }
 
-// The goldens hold a fixed protections section; TestProtections checks
-// the real one.
-func init() {
-	machineProtections = func() []string { return []string{"containment: (this machine's)"} }
-}
-
-func TestProtections(t *testing.T) {
-	lines := strings.Join(protections(), "\n")
-	mode, _ := cgroup.Mode()
-	if !strings.Contains(lines, "containment: "+mode) {
-		t.Errorf("no containment line for %q:\n%s", mode, lines)
+// TestCheckProtections: agent check names this build's launch and
+// containment protections, which differ between Linux and the portable
+// fallbacks of macOS and Windows.
+func TestCheckProtections(t *testing.T) {
+	t.Parallel()
+	home := writeFixtureHome(t, fixtureSkills())
+	out, _, _ := runInProcess(t, map[string]string{"AGENT_HOME": home}, "check", "--json")
+	var r checkJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	st := sandbox.Probe()
-	for _, l := range st.Lines() {
-		if !strings.Contains(lines, "not sandboxed: "+l) {
-			t.Errorf("missing %q:\n%s", l, lines)
-		}
+	wantLaunch, wantContain := "sealed in-memory copy", "parent-death signal"
+	if platform.Portable {
+		wantLaunch, wantContain = "private copy", "process group only"
 	}
-	if st.ABI > 0 && !strings.Contains(lines, fmt.Sprintf("Landlock ABI %d", st.ABI)) {
-		t.Errorf("no Landlock line:\n%s", lines)
+	if !strings.Contains(r.Protections.Launch, wantLaunch) || !strings.Contains(r.Protections.Containment, wantContain) {
+		t.Errorf("protections = %+v, want launch with %q and containment with %q", r.Protections, wantLaunch, wantContain)
+	}
+	human, _, _ := runInProcess(t, map[string]string{"AGENT_HOME": home}, "check")
+	if st := sandbox.Probe(); st.ABI > 0 && !strings.Contains(r.Protections.Sandbox, fmt.Sprintf("Landlock ABI %d", st.ABI)) {
+		t.Errorf("sandbox line %q does not name Landlock ABI %d", r.Protections.Sandbox, st.ABI)
+	}
+	if !strings.Contains(human, "sandbox: "+r.Protections.Sandbox) {
+		t.Errorf("human output lacks the sandbox line:\n%s", human)
+	}
+	if !strings.Contains(human, "containment: "+r.Protections.Containment) {
+		t.Errorf("human output lacks the containment line:\n%s", human)
 	}
 }

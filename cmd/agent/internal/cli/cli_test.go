@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
@@ -361,6 +362,14 @@ func mustWrite(t *testing.T, path, content string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLazyRegexps compiles every package-level pattern the binary links, so
+// a bad one fails here rather than on a user's first use of it.
+func TestLazyRegexps(t *testing.T) {
+	if err := lazyregexp.CompileAll(); err != nil {
 		t.Fatal(err)
 	}
 }

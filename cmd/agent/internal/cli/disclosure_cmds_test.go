@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -139,6 +141,12 @@ func checkGolden(t *testing.T, name, got string) {
 // transcript is what a golden file holds: both streams and the exit code,
 // with the temporary AGENT_HOME replaced by $AGENT_HOME.
 func goldenTranscript(home, stdout, stderr string, code int) string {
-	r := strings.NewReplacer(home, "$AGENT_HOME")
+	// What agent check says of this machine's protections differs by
+	// platform and build tag; TestCheckProtections covers it.
+	r := strings.NewReplacer(home, "$AGENT_HOME",
+		platformName(), "$PLATFORM",
+		host.Launch(), "$LAUNCH",
+		strings.Join(procgroup.Protections(), ", "), "$CONTAINMENT",
+		sandboxLine(), "$SANDBOX")
 	return "# exit " + strconv.Itoa(code) + "\n# stdout\n" + r.Replace(stdout) + "# stderr\n" + r.Replace(stderr)
 }

@@ -10,10 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentskills/agent/host"
@@ -175,7 +175,7 @@ func sha256File(path string) (string, error) {
 
 // pluginVersionRE is go-plugin's handshake refusal: the plugin's app
 // protocol is not one the host speaks.
-var pluginVersionRE = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
+var pluginVersionRE = lazyregexp.New(`incompatible API version with plugin\. Plugin version: (\d+)`)
 
 // protocolMismatch turns go-plugin's version refusal into an error that
 // names both protocol versions and, when the binary records it, the SDK

@@ -51,7 +51,7 @@ Start with:
 		// agent --version prints what agent version prints.
 		Version: Version,
 	}
-	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetVersionTemplate(versionText())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 
 	skill := &cobra.Command{
