@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Staged is a skill checked out and validated in skills/.tmp, handed to
@@ -205,7 +206,7 @@ func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src Sourc
 	}
 	now := s.now()
 	e := Entry{
-		Name: name, Canonical: canonical, Source: SourceGit, GitURL: src.URL,
+		Name: name, Canonical: canonical, Source: sourceKind(src.URL), GitURL: src.URL,
 		Ref: src.Ref, Constraint: src.Constraint, Version: version, CommitSHA: sha,
 		Trusted: req.Trusted, InstalledAt: now, UpdatedAt: now,
 		Path: s.skillDir(canonical), Subdir: sel.Dir, Description: m.Description,
@@ -258,6 +259,9 @@ func alreadyInstalled(e Entry) error {
 }
 
 func short(sha string) string {
+	if d, ok := strings.CutPrefix(sha, "sha256:"); ok && len(d) > 12 {
+		return "sha256:" + d[:12]
+	}
 	if len(sha) > 12 {
 		return sha[:12]
 	}

@@ -38,6 +38,9 @@ type FetchRequest struct {
 	// fetch of the same repository transfers only new objects. The store
 	// sets $AGENT_HOME/cache/git; "" means a directory under os.TempDir.
 	CacheDir string
+	// Path is the skill folder the caller needs, when it knows it (a
+	// pinned fetch): a mirror holds single folders, not whole trees.
+	Path string
 }
 
 // Snapshot is one fetched commit. FS is its tree (slash paths, fs.ValidPath
@@ -668,7 +671,9 @@ func depthFor(repo *git.Repository) int {
 // and checks that the server handed over that commit, not whatever a ref
 // of that name points to now.
 func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*Snapshot, error) {
-	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.GitURL, e.CommitSHA, "", progress))
+	req := s.fetchRequest(e.GitURL, e.CommitSHA, "", progress)
+	req.Path = e.Subdir
+	snap, err := s.git().Fetch(ctx, req)
 	if errors.Is(err, ErrRefNotFound) {
 		return nil, fmt.Errorf("%w: commit %s is no longer in %s (history rewritten, or never pushed); it is not replaced by what a tag or branch holds now: pin a commit the server has (agent skill add, then agent skill lock)", ErrRefNotFound, short(e.CommitSHA), e.GitURL)
 	}

@@ -25,6 +25,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/agentskills/agent/registry/ocisrc"
 )
 
 // Git fetches one commit of a repository. GoGit is the real
@@ -117,6 +119,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // absolute local paths, so that a hand-edited registry cannot smuggle in a
 // command transport either.
 func checkCloneURL(u string) error {
+	if ocisrc.IsOCI(u) {
+		if _, err := ocisrc.Parse(u); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnsupportedSource, err)
+		}
+		return nil
+	}
 	if transportRE.MatchString(u) {
 		return fmt.Errorf("clone %s: %w: command transports (transport::) are refused", u, ErrUnsupportedSource)
 	}

@@ -416,6 +416,9 @@ func (e *enc) entry(x *Entry) {
 			e.str(t.Name)
 			e.str(t.Description)
 			e.raw(t.InputSchema)
+			e.str(t.Title)
+			e.raw(t.Annotations)
+			e.raw(t.OutputSchema)
 		}
 	}
 	e.str(x.PreviousSHA)
@@ -610,7 +613,7 @@ func (d *dec) entry() Entry {
 	if n, ok := d.count(); ok {
 		x.Tools = make([]Tool, n)
 		for i := range x.Tools {
-			x.Tools[i] = Tool{Name: d.str(), Description: d.str(), InputSchema: d.raw()}
+			x.Tools[i] = Tool{Name: d.str(), Description: d.str(), InputSchema: d.raw(), Title: d.str(), Annotations: d.raw(), OutputSchema: d.raw()}
 		}
 	}
 	x.PreviousSHA = d.str()

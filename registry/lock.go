@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agentskills/agent/registry/ocisrc"
 )
 
 // LockFileName is the lock's default name, next to the project it serves.
@@ -52,7 +54,7 @@ func (e LockEntry) key() string { return e.Name + "\x00" + e.Source }
 func NewLock(entries []Entry) (*Lock, error) {
 	l := &Lock{Version: lockVersion, Skills: []LockEntry{}}
 	for _, e := range entries {
-		if e.Source != SourceGit {
+		if !e.fetched() {
 			continue
 		}
 		if e.DirHash == "" {
@@ -235,7 +237,11 @@ func (e LockEntry) check() error {
 	if e.Ref != "" && e.Constraint != "" {
 		return fmt.Errorf("both a ref (%s) and a constraint (%s)", e.Ref, e.Constraint)
 	}
-	if len(e.Commit) != 40 || !isHex(e.Commit) || strings.ToLower(e.Commit) != e.Commit {
+	if ocisrc.IsOCI(e.Source) {
+		if d, ok := strings.CutPrefix(e.Commit, "sha256:"); !ok || len(d) != 64 || !isHex(d) || strings.ToLower(d) != d {
+			return fmt.Errorf("commit %q of an oci:// source is not a manifest digest (sha256: and 64 lower-case hex digits)", e.Commit)
+		}
+	} else if len(e.Commit) != 40 || !isHex(e.Commit) || strings.ToLower(e.Commit) != e.Commit {
 		return fmt.Errorf("commit %q is not a full lower-case SHA-1", e.Commit)
 	}
 	if !validH1(e.Hash) {

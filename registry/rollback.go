@@ -36,7 +36,7 @@ func (s *Store) rollback(ctx context.Context, req RollbackRequest, prep Prepare)
 	if e.Source == SourceDev {
 		return plan, fmt.Errorf("%w: %s is used in place from %s; roll back its folder with your own version control", ErrLinked, e.Canonical, e.Path)
 	}
-	if e.Source != SourceGit || e.PreviousSHA == "" {
+	if !e.fetched() || e.PreviousSHA == "" {
 		return plan, fmt.Errorf("%w: %s has not been updated since it was installed (agent skill update moves it; agent skill info shows its commit)", ErrNoPrevious, e.Canonical)
 	}
 	if e.PreviousSHA == e.CommitSHA {

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+
 	"github.com/agentskills/agent/internal/lazyregexp"
+	"github.com/agentskills/agent/registry/ocisrc"
 )
 
 // Source is where a skill comes from (SPEC §6 <source>).
@@ -54,6 +56,9 @@ func ParseSource(s string) (Source, error) {
 	}
 	if transportRE.MatchString(s) {
 		return src, fmt.Errorf("%w %q: git remote helpers (transport::address, such as ext::) can run commands and are refused; use an https, ssh, git or file URL", ErrUnsupportedSource, s)
+	}
+	if ocisrc.IsOCI(s) {
+		return ociSource(s)
 	}
 	// A local path that exists is taken whole, even if it contains '@'.
 	if !schemeRE.MatchString(s) {

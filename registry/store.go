@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentskills/agent/registry/ocisrc"
 )
 
 // Plugin is a skill's plugin executable and the sha256 it must have.
@@ -27,6 +29,11 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Title, Annotations (the SDK's JSON) and OutputSchema travel from the
+	// plugin's describe to MCP clients.
+	Title        string          `json:"title,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Entry is one installed skill in registry.json (SPEC §5).
@@ -91,6 +98,11 @@ type Store struct {
 	Home string           // AGENT_HOME
 	Git  Git              // nil means &GoGit{}
 	Now  func() time.Time // nil means time.Now
+	// OCI pulls oci:// sources and mirrors; nil is a client that reads
+	// the Docker configuration's credentials.
+	OCI *ocisrc.Client
+	// Mirrors serve pinned fetches of the git sources they cover (§18).
+	Mirrors []Mirror
 
 	// hook, when set, is called at named points of a commit; tests use it
 	// to simulate a kill at that point.
@@ -130,10 +142,14 @@ func (s *Store) lockPath() string { return filepath.Join(s.SkillsDir(), ".lock")
 func (s *Store) skillDir(canonical string) string { return filepath.Join(s.SkillsDir(), canonical) }
 
 func (s *Store) git() Git {
-	if s.Git == nil {
-		return &GoGit{}
+	src := sources{git: s.Git, oci: s.OCI, mirrors: s.Mirrors}
+	if src.git == nil {
+		src.git = &GoGit{}
 	}
-	return s.Git
+	if src.oci == nil {
+		src.oci = &ocisrc.Client{}
+	}
+	return src
 }
 
 func (s *Store) now() time.Time {

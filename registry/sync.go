@@ -66,7 +66,7 @@ func DiffLock(installed []Entry, l *Lock) []SyncChange {
 		out = append(out, c)
 	}
 	for _, e := range installed {
-		if e.Source == SourceGit && !inLock[e.Canonical] {
+		if e.fetched() && !inLock[e.Canonical] {
 			out = append(out, SyncChange{Name: e.Canonical, Action: SyncRemove, Source: e.GitURL, OldSHA: e.CommitSHA, OldHash: e.DirHash, OldPath: e.Subdir})
 		}
 	}
@@ -228,7 +228,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 		e = *cur
 		e.PreviousSHA, e.PreviousDirHash = cur.CommitSHA, cur.DirHash
 	} else {
-		e = Entry{Canonical: le.Name, Name: m.Name, Source: SourceGit, InstalledAt: now, Path: s.skillDir(le.Name)}
+		e = Entry{Canonical: le.Name, Name: m.Name, Source: sourceKind(le.Source), InstalledAt: now, Path: s.skillDir(le.Name)}
 		if c, err := Canonical(m.Name); err != nil || c != le.Name {
 			e.Name = le.Name // installed under another name (add --name)
 		}

@@ -65,7 +65,7 @@ func (s *Store) Update(ctx context.Context, req UpdateRequest, prep Prepare) ([]
 	var targets []Entry
 	if req.All || len(req.Names) == 0 {
 		for _, e := range entries {
-			if e.Source == SourceGit {
+			if e.fetched() {
 				targets = append(targets, e)
 			}
 		}

@@ -81,7 +81,7 @@ func (s *grpcServer) Describe(ctx context.Context, _ *skillv1.DescribeRequest) (
 	}
 	resp := &skillv1.DescribeResponse{Tools: make([]*skillv1.Tool, len(infos))}
 	for i, t := range infos {
-		resp.Tools[i] = &skillv1.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+		resp.Tools[i] = &skillv1.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Title: t.Title, Annotations: t.Annotations.marshal(), OutputSchema: t.OutputSchema}
 	}
 	return resp, nil
 }
@@ -127,7 +127,8 @@ func (c *grpcClient) Describe(ctx context.Context) ([]ToolInfo, error) {
 	}
 	infos := make([]ToolInfo, len(resp.GetTools()))
 	for i, t := range resp.GetTools() {
-		infos[i] = ToolInfo{Name: t.GetName(), Description: t.GetDescription(), InputSchema: t.GetInputSchema()}
+		infos[i] = ToolInfo{Name: t.GetName(), Description: t.GetDescription(), InputSchema: t.GetInputSchema(),
+			Title: t.GetTitle(), Annotations: unmarshalAnnotations(t.GetAnnotations()), OutputSchema: t.GetOutputSchema()}
 	}
 	return infos, nil
 }

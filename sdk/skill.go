@@ -12,6 +12,13 @@ type ToolInfo struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Title is a display name for people; "" shows Name.
+	Title string `json:"title,omitempty"`
+	// Annotations are hints on how the tool behaves; nil gives none.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// OutputSchema is the JSON Schema of the result object, set by NewTool
+	// when the result type is a struct.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Result is a successful tool answer: a JSON value plus an optional note for

@@ -45,7 +45,7 @@ func validToolName(s string) bool {
 // NewTool panics when name is not 1-64 letters, digits, '_' or '-', or when
 // In cannot be described as JSON: both are programming errors that show up
 // the first time the plugin starts.
-func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Tool {
+func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...ToolOption) Tool {
 	if !validToolName(name) {
 		panic(fmt.Sprintf("sdk.NewTool: tool name %q must match ^[A-Za-z0-9_-]{1,64}$", name))
 	}
@@ -56,8 +56,12 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 	if err != nil {
 		panic(fmt.Sprintf("sdk.NewTool(%q): %v", name, err))
 	}
+	info := ToolInfo{Name: name, Description: description, InputSchema: in.marshal(), OutputSchema: outputSchema(reflect.TypeFor[Out]())}
+	for _, o := range opts {
+		o(&info)
+	}
 	return Tool{
-		info: ToolInfo{Name: name, Description: description, InputSchema: in.marshal()},
+		info: info,
 		in:   in,
 		call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 			var v In

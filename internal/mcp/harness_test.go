@@ -69,6 +69,8 @@ const notesManifest = `---
 name: notes
 description: Notes that only the model loads.
 user-invocable: false
+metadata:
+  released: 2024-01-02
 ---
 Read the notes.
 `

@@ -454,7 +454,8 @@ func TestLazy(t *testing.T) {
 			InputSchema json.RawMessage `json:"input_schema"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal([]byte(text(res)), &r); err != nil {
+	// The first text is the result; without args a note follows it.
+	if err := json.Unmarshal([]byte(res.Content[0].(*sdkmcp.TextContent).Text), &r); err != nil {
 		t.Fatal(err)
 	}
 	var tn []string

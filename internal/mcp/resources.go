@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"mime"
 	"net/url"
 	"os"
@@ -11,8 +10,6 @@ import (
 	"strings"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agentskills/agent/internal/workspace"
 )
 
 // ResourceScheme names skill files: skill://<name>/<path>.
@@ -35,48 +32,32 @@ func ResourceURI(skill, rel string) string {
 
 // resourceSet lists each active skill's files (Layer 3) without reading
 // them; resources/read reads one on demand.
-func (s *Server) resourceSet(ws *workspace.Workspace) map[string]serverResource {
+func (s *Server) resourceSet(gen *generation) map[string]serverResource {
 	out := map[string]serverResource{}
-	for _, as := range ws.Active {
-		dir := as.Entry.Path
-		if dir == "" || !workspace.DirExists(dir) {
-			continue
-		}
-		skill := as.Entry.Canonical
-		n := 0
-		_ = fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() {
-				if p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "__pycache__") {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") {
-				return nil
-			}
-			if n++; n > maxResources {
-				s.log.Warn("skill has too many files; the rest are not listed as resources", "skill", skill, "limit", maxResources)
-				return fs.SkipAll
-			}
-			uri := ResourceURI(skill, p)
+	for _, tree := range gen.trees {
+		for _, p := range tree.files {
+			uri := ResourceURI(tree.name, p)
 			out[uri] = serverResource{
 				resource: &sdkmcp.Resource{
 					URI:      uri,
-					Name:     skill + "/" + p,
+					Name:     tree.name + "/" + p,
 					MIMEType: mimeOf(p),
 				},
-				handler: s.resourceHandler(skill, p),
+				handler: s.resourceHandler(tree.name, p),
 			}
-			return nil
-		})
+		}
 	}
 	return out
 }
 
+// mimeOf is a skill file's MIME type: fixed for the files skills hold,
+// then the system's table (where .mod is audio/x-mod, so go.mod and its
+// kin are named first).
 func mimeOf(p string) string {
+	switch path.Base(p) {
+	case "go.mod", "go.sum", "go.work", "go.work.sum":
+		return "text/plain"
+	}
 	switch path.Ext(p) {
 	case ".md":
 		return "text/markdown"

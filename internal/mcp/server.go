@@ -55,6 +55,9 @@ type Options struct {
 	Version string
 	// Logger receives the server's own logs (never stdout); nil discards.
 	Logger *slog.Logger
+	// PageSize is the page of skills/list and resources/directory/read;
+	// 0 means DefaultPageSize.
+	PageSize int
 }
 
 // Server serves one workspace at a time over MCP.
@@ -90,6 +93,9 @@ type Server struct {
 type generation struct {
 	ws    *workspace.Workspace
 	calls sync.WaitGroup
+	// trees are the active skills' files, by canonical name.
+	trees  map[string]*skillTree
+	skills skillCatalog
 }
 
 // New loads the workspace and builds the server. It starts no process.
@@ -118,17 +124,20 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		prompts:   map[string]bool{},
 		resources: map[string]bool{},
 	}
+	// Advertise every list with listChanged even while it is empty: a
+	// skill added later fills it.
+	caps := &sdkmcp.ServerCapabilities{
+		Tools:     &sdkmcp.ToolCapabilities{ListChanged: true},
+		Prompts:   &sdkmcp.PromptCapabilities{ListChanged: true},
+		Resources: &sdkmcp.ResourceCapabilities{ListChanged: true},
+	}
+	s.addSkillsExtension(caps)
 	s.srv = sdkmcp.NewServer(&sdkmcp.Implementation{Name: "agent", Version: opts.Version}, &sdkmcp.ServerOptions{
-		Logger: log,
-		// Advertise every list with listChanged even while it is empty:
-		// a skill added later fills it.
-		Capabilities: &sdkmcp.ServerCapabilities{
-			Tools:     &sdkmcp.ToolCapabilities{ListChanged: true},
-			Prompts:   &sdkmcp.PromptCapabilities{ListChanged: true},
-			Resources: &sdkmcp.ResourceCapabilities{ListChanged: true},
-		},
+		Logger:       log,
+		Capabilities: caps,
 		Instructions: instructions(ws),
 	})
+	s.registerSkillsMethods()
 	s.srv.AddReceivingMiddleware(s.lists.middleware)
 	s.swap(ws)
 	return s, nil
@@ -174,7 +183,7 @@ func (s *Server) swap(ws *workspace.Workspace) {
 	}
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
-	gen := &generation{ws: ws}
+	gen := &generation{ws: ws, trees: skillTrees(ws, s.log)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -196,7 +205,7 @@ func (s *Server) swap(ws *workspace.Workspace) {
 		p := prompts[name]
 		s.srv.AddPrompt(p.prompt, p.handler)
 	})
-	resources := s.resourceSet(ws)
+	resources := s.resourceSet(gen)
 	s.resources = replace(s.resources, resources, func(uris []string) { s.srv.RemoveResources(uris...) }, func(uri string) {
 		r := resources[uri]
 		s.srv.AddResource(r.resource, r.handler)

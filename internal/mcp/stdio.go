@@ -67,6 +67,8 @@ type lineConn struct {
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*lineBatch
 
+	cancelled cancelled // calls whose answer is not written
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -219,6 +221,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if len(c.queue) > 0 {
 		m := c.queue[0]
 		c.queue = c.queue[1:]
+		c.cancelled.read(m)
 		return m, nil
 	}
 	var in inbound
@@ -262,6 +265,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	c.queue = in.msgs[1:]
+	c.cancelled.read(in.msgs[0])
 	return in.msgs[0], nil
 }
 
@@ -291,6 +295,8 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	out := c.out[:0]
 	var err error
 	if resp, ok := msg.(*jsonrpc.Response); ok {
+		// A batch is answered whole, cancelled members included.
+		cancelled := c.cancelled.drop(resp)
 		if batch, ok := c.batched(resp); ok {
 			if batch == nil {
 				return nil
@@ -305,6 +311,8 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 				}
 			}
 			out = append(out, ']')
+		} else if cancelled {
+			return nil
 		} else if out, err = appendResponse(out, resp); err != nil {
 			return err
 		}

@@ -39,11 +39,7 @@ func (s *Server) toolSet(ws *workspace.Workspace) map[string]serverTool {
 			info.Description = lazyUseSkillDescription(ws)
 		}
 		out[name] = serverTool{
-			tool: &sdkmcp.Tool{
-				Name:        name,
-				Description: info.Description,
-				InputSchema: objectSchema(info.InputSchema),
-			},
+			tool:    mcpTool(name, info),
 			handler: s.toolHandler(name),
 		}
 	}
@@ -134,10 +130,15 @@ func (s *Server) call(ctx context.Context, req *sdkmcp.CallToolRequest, name str
 		}
 		return errorResult(code, msg), nil
 	}
-	if s.opts.Lazy && t.Name == workspace.UseSkillTool && t.Skill == workspace.BuiltinSkill {
+	useSkill := t.Name == workspace.UseSkillTool && t.Skill == workspace.BuiltinSkill
+	if s.opts.Lazy && useSkill {
 		res.Value = withToolSchemas(ws, res.Value)
 	}
-	return toolResult(t, res), nil
+	out := toolResult(t, res)
+	if useSkill {
+		withResourceLinks(gen, res.Value, out)
+	}
+	return out, nil
 }
 
 // lazyTool is how use_skill lists a skill's tools under --lazy.

@@ -39,7 +39,7 @@ var baseTools = sync.OnceValue(func() []registry.Tool {
 	}
 	out := make([]registry.Tool, len(infos))
 	for i, t := range infos {
-		out[i] = registry.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+		out[i] = RegistryTool(t)
 	}
 	return out
 })

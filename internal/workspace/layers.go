@@ -72,6 +72,9 @@ type Instructions struct {
 	// BaseDir is where the skill's references and scripts are (Layer 3),
 	// empty for a bundled skill.
 	BaseDir string `json:"base_dir,omitempty"`
+
+	body         string // the SKILL.md body before substitution
+	argumentHint string
 }
 
 // Layer2 renders a skill's instructions for args. It uses the manifest
@@ -89,7 +92,25 @@ func Layer2(e registry.Entry, m *registry.Manifest, args []string) Instructions 
 		Model:        m.Model,
 		AllowedTools: m.AllowedTools,
 		BaseDir:      e.Path,
+		body:         m.Body,
+		argumentHint: m.ArgumentHint,
 	}
+}
+
+// withoutArguments is r for a model that gave no arguments to a skill
+// whose body has placeholders: the body as written, since every
+// placeholder filled with "" reads as nonsense ("Greet  in the language
+// “"), and a note that names the arguments.
+func (r Instructions) withoutArguments() (Instructions, string) {
+	if len(r.Arguments) > 0 || r.Instructions == r.body {
+		return r, ""
+	}
+	r.Instructions = r.body
+	hint := ""
+	if r.argumentHint != "" {
+		hint = " (" + r.argumentHint + ")"
+	}
+	return r, fmt.Sprintf("No arguments were given, so the $ARGUMENTS placeholders are left as written: call use_skill again with args%s, or apply the instructions with the values the user gave.", hint)
 }
 
 // Triggers are the invocation fields of a manifest, for disclosure.Check.

@@ -70,11 +70,13 @@ func useSkill(ctx context.Context, ws *Workspace, raw json.RawMessage) (sdk.Resu
 	if err != nil {
 		return sdk.Result{}, err
 	}
+	r, note := r.withoutArguments()
 	value, err := json.Marshal(r)
 	if err != nil {
 		return sdk.Result{}, sdk.Errorf(sdk.CodeToolFailed, "encode the instructions of %s: %v", r.Skill, err)
 	}
-	return sdk.Result{Value: value, Message: r.ForkNote()}, nil
+	msg := strings.TrimSpace(note + "\n" + r.ForkNote())
+	return sdk.Result{Value: value, Message: msg}, nil
 }
 
 func orEmptyObject(raw json.RawMessage) []byte {

@@ -38,7 +38,10 @@ func TestUseSkill(t *testing.T) {
 		{"list args", `{"skill":"demo","args":["a","b c"]}`, "", "first=a all=a b c\n", ""},
 		{"string args", `{"skill":"Demo","args":"a  b"}`, "", "first=a all=a b\n", ""},
 		{"name alias", `{"name":"demo","arguments":"z"}`, "", "first=z all=z\n", ""},
-		{"no args", `{"skill":"demo"}`, "", "first= all=\n", ""},
+		// Placeholders filled with "" read as nonsense: the body as written,
+		// and a note that asks for the arguments.
+		{"no args", `{"skill":"demo"}`, "", "first=$0 all=$ARGUMENTS\n", "No arguments were given"},
+		{"empty args", `{"skill":"demo","args":[]}`, "", "first=$0 all=$ARGUMENTS\n", "call use_skill again with args"},
 		{"appended arguments and fork", `{"skill":"fork","args":["q"]}`, "", "Plain body.\n\nARGUMENTS: q\n", "context: fork), agent: Plan"},
 		{"empty input", ``, sdk.CodeInvalidArgs, "skill is required", ""},
 		{"unknown field", `{"skill":"demo","x":1}`, sdk.CodeInvalidArgs, "unknown field", ""},

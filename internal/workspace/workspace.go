@@ -207,7 +207,7 @@ func (ws *Workspace) index() error {
 				Name:   t.Name,
 				Skill:  as.Entry.Canonical,
 				Plugin: as.Entry.Canonical,
-				Info:   sdk.ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema},
+				Info:   toolInfo(t),
 			})
 		}
 	}

@@ -75,8 +75,8 @@ func (c *Client) repository(ref Reference) (*remote.Repository, error) {
 			Credential: credentials.Credential(creds),
 			Header:     http.Header{"User-Agent": {"agent-skill"}},
 		},
-		Reference:  registry.Reference{Registry: ref.Host, Repository: ref.Repository},
-		PlainHTTP:  Loopback(ref.Host),
+		Reference: registry.Reference{Registry: ref.Host, Repository: ref.Repository},
+		PlainHTTP: Loopback(ref.Host),
 		// A registry that sends more is not a skill registry.
 		TagListMaxPages:      100,
 		ReferrerListMaxPages: 100,
@@ -100,4 +100,3 @@ func classify(op string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
-

@@ -190,6 +190,8 @@ func sha(b []byte) string {
 // emptyCreds keeps the tests off the machine's Docker configuration.
 type emptyCreds struct{}
 
-func (emptyCreds) Get(context.Context, string) (auth.Credential, error) { return auth.EmptyCredential, nil }
-func (emptyCreds) Put(context.Context, string, auth.Credential) error  { return nil }
-func (emptyCreds) Delete(context.Context, string) error                  { return nil }
+func (emptyCreds) Get(context.Context, string) (auth.Credential, error) {
+	return auth.EmptyCredential, nil
+}
+func (emptyCreds) Put(context.Context, string, auth.Credential) error { return nil }
+func (emptyCreds) Delete(context.Context, string) error               { return nil }

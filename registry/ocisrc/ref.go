@@ -39,6 +39,7 @@ func Parse(s string) (Reference, error) {
 			return Reference{}, fmt.Errorf("%w %q: %q after @ is neither a digest (sha256:…) nor a version constraint: %v", ErrReference, s, constraint, err)
 		}
 	}
+	rest = plusToUnderscore(rest)
 	r, err := registry.ParseReference(rest)
 	if err != nil {
 		return Reference{}, fmt.Errorf("%w %q: %v; write oci://HOST/REPO:TAG or oci://HOST/REPO@sha256:HEX", ErrReference, s, err)
@@ -113,4 +114,17 @@ func VersionOf(tag string) *semver.Version {
 		return nil
 	}
 	return v
+}
+
+// plusToUnderscore writes the '+' of a tag (semver build metadata, which
+// tags cannot hold) as '_', as TagFor does.
+func plusToUnderscore(s string) string {
+	if strings.Contains(s, "@") {
+		return s
+	}
+	slash := strings.LastIndex(s, "/")
+	if colon := strings.LastIndex(s, ":"); colon > slash && slash >= 0 {
+		return s[:colon] + TagFor(s[colon:])
+	}
+	return s
 }

@@ -21,7 +21,7 @@ func TestParse(t *testing.T) {
 		{"upper case repo", "oci://ghcr.io/O/R:1", Reference{}, "invalid"},
 		{"bad constraint", "oci://ghcr.io/o/r@!!", Reference{}, "neither a digest"},
 		{"other digest", "oci://ghcr.io/o/r@sha512:" + strings.Repeat("a", 128), Reference{}, "only sha256"},
-		{"tag with plus", "oci://ghcr.io/o/r:1.0.0+b", Reference{}, "invalid"},
+		{"tag with plus", "oci://ghcr.io/o/r:1.0.0+b", Reference{Host: "ghcr.io", Repository: "o/r", Tag: "1.0.0_b"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -110,7 +110,14 @@ type Tool struct {
 	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
 	// JSON Schema (draft 2020-12 subset) of the tool's input object.
-	InputSchema   []byte `protobuf:"bytes,3,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	InputSchema []byte `protobuf:"bytes,3,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	// A display name for people (MCP Tool.title); empty: the name.
+	Title string `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	// JSON of the SDK's Annotations: hints on how the tool behaves (MCP
+	// ToolAnnotations); empty: none given.
+	Annotations []byte `protobuf:"bytes,5,opt,name=annotations,proto3" json:"annotations,omitempty"`
+	// JSON Schema of the tool's result object, when the SDK knows its type.
+	OutputSchema  []byte `protobuf:"bytes,6,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -162,6 +169,27 @@ func (x *Tool) GetDescription() string {
 func (x *Tool) GetInputSchema() []byte {
 	if x != nil {
 		return x.InputSchema
+	}
+	return nil
+}
+
+func (x *Tool) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Tool) GetAnnotations() []byte {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *Tool) GetOutputSchema() []byte {
+	if x != nil {
+		return x.OutputSchema
 	}
 	return nil
 }
@@ -341,11 +369,14 @@ const file_proto_skill_v1_skill_proto_rawDesc = "" +
 	"\x1aproto/skill/v1/skill.proto\x12\bskill.v1\"\x11\n" +
 	"\x0fDescribeRequest\"8\n" +
 	"\x10DescribeResponse\x12$\n" +
-	"\x05tools\x18\x01 \x03(\v2\x0e.skill.v1.ToolR\x05tools\"_\n" +
+	"\x05tools\x18\x01 \x03(\v2\x0e.skill.v1.ToolR\x05tools\"\xbc\x01\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12!\n" +
-	"\finput_schema\x18\x03 \x01(\fR\vinputSchema\"A\n" +
+	"\finput_schema\x18\x03 \x01(\fR\vinputSchema\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12 \n" +
+	"\vannotations\x18\x05 \x01(\fR\vannotations\x12#\n" +
+	"\routput_schema\x18\x06 \x01(\fR\foutputSchema\"A\n" +
 	"\rInvokeRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\"i\n" +

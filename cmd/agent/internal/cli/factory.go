@@ -31,6 +31,8 @@ type Config struct {
 	Model       string
 	Instruction string
 	Approve     string
+	// Mirrors is mirrors: in config.yaml (SPEC §18).
+	Mirrors []registry.Mirror
 }
 
 // Factory hands commands what they need, built lazily so that a command pays
@@ -177,6 +179,7 @@ func (f *Factory) Store() (*registry.Store, error) {
 	s := registry.NewStore(cfg.Home)
 	// Fetch fallbacks (a full history instead of one commit) show at debug.
 	s.Git = &registry.GoGit{Debug: f.logger(cfg).Debug}
+	s.Mirrors = cfg.Mirrors
 	return s, nil
 }
 
@@ -231,6 +234,14 @@ func (f *Factory) loadConfig() (*Config, error) {
 		return nil, fmt.Errorf("AGENT_SCRIPT_TIMEOUT must be a positive number of seconds, got %q", v.GetString("script_timeout"))
 	}
 	cfg.ScriptTimeout = time.Duration(secs * float64(time.Second))
+	if err := v.UnmarshalKey("mirrors", &cfg.Mirrors); err != nil {
+		return nil, fmt.Errorf("read mirrors: in %s: %w (a list of {source: GIT_URL_PREFIX, oci: oci://HOST/PREFIX})", path, err)
+	}
+	for _, m := range cfg.Mirrors {
+		if err := m.Check(); err != nil {
+			return nil, fmt.Errorf("read mirrors: in %s: %w", path, err)
+		}
+	}
 	cfg.MaxScriptOutput = v.GetInt64("max_script_output")
 	if cfg.MaxScriptOutput <= 0 {
 		return nil, fmt.Errorf("AGENT_MAX_SCRIPT_OUTPUT must be a positive number of bytes, got %q", v.GetString("max_script_output"))

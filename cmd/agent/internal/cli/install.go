@@ -116,7 +116,7 @@ func (in *installer) prepare(ctx context.Context, s *registry.Staged) error {
 	s.Plugin = &registry.Plugin{Path: bin, SHA256: sum}
 	s.Tools = make([]registry.Tool, 0, len(infos))
 	for _, t := range infos {
-		s.Tools = append(s.Tools, registry.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		s.Tools = append(s.Tools, workspace.RegistryTool(t))
 	}
 	return nil
 }

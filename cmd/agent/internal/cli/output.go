@@ -31,6 +31,10 @@ func confirm(ios *IOStreams, question string) (bool, error) {
 
 // shortSHA is the 7-character form of a commit SHA that people compare by eye.
 func shortSHA(sha string) string {
+	// An OCI source's commit is its manifest digest.
+	if d, ok := strings.CutPrefix(sha, "sha256:"); ok && len(d) > 12 {
+		return "sha256:" + d[:12]
+	}
 	if len(sha) > 7 {
 		return sha[:7]
 	}

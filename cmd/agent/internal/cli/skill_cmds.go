@@ -19,6 +19,8 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdLock(f, nil),
 		newCmdSync(f, nil),
 		newCmdRollback(f, nil),
+		newCmdPublish(f, nil),
+		newCmdMirror(f, nil),
 	)
 }
 

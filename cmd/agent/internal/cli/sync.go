@@ -19,6 +19,7 @@ type syncOptions struct {
 	Frozen bool
 	Trust  bool
 	JSON   bool
+	Mirror string
 }
 
 func newCmdSync(f *Factory, runF func(context.Context, *syncOptions) error) *cobra.Command {
@@ -41,6 +42,10 @@ func newCmdSync(f *Factory, runF func(context.Context, *syncOptions) error) *cob
 			Trust is your decision, not the lock's: for skills the lock marks
 			trusted, sync asks once on a terminal; without one it installs them
 			untrusted (files only) unless --trust is given.
+
+			--mirror oci://HOST/PREFIX (or mirrors: in config.yaml) fetches git
+			skills from an OCI mirror that agent skill mirror filled, never from
+			the git host; the h1: check is the same.
 		`),
 		Example: dedent(`
 			$ agent skill sync
@@ -67,6 +72,7 @@ func newCmdSync(f *Factory, runF func(context.Context, *syncOptions) error) *cob
 	cmd.Flags().BoolVar(&opts.Frozen, "frozen", false, "change nothing; exit 1 with the differences if the installed set is not the lock")
 	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "trust the skills the lock marks trusted without asking")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --frozen, print the differences as JSON")
+	cmd.Flags().StringVar(&opts.Mirror, "mirror", "", "fetch every git skill from this OCI mirror (oci://HOST/PREFIX) instead of its git host")
 	return cmd
 }
 
@@ -78,6 +84,13 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 	store, err := opts.Store()
 	if err != nil {
 		return err
+	}
+	if opts.Mirror != "" {
+		m := registry.Mirror{OCI: opts.Mirror}
+		if err := m.Check(); err != nil {
+			return usageErr(err)
+		}
+		store.Mirrors = []registry.Mirror{m}
 	}
 	if opts.Frozen {
 		entries, err := store.List()

@@ -16,10 +16,9 @@ import (
 // release) stamp both with -ldflags "-X ...cli.Version=x.y.z -X
 // ...cli.Commit=<sha>"; without a stamp Commit falls back to what go
 // build recorded, if anything.
-var (
-	Version = "0.1.0"
-	Commit  = ""
-)
+var Version = "0.1.0"
+
+var Commit = ""
 
 // commit returns Commit, else the VCS revision in the build info, else
 // "unknown" (GOFLAGS=-buildvcs=false records none).

@@ -1,0 +1,219 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/agentskills/agent/internal/lazyregexp"
+	"github.com/agentskills/agent/registry/ocisrc"
+)
+
+// SourceOCI marks an entry installed from an OCI registry (SPEC §18): its
+// GitURL is oci://HOST/REPO and its CommitSHA the manifest digest
+// (sha256:<hex>), which is also what a lock records as its commit.
+const SourceOCI = "oci"
+
+// fetched reports whether e came from a source that can be fetched again
+// (git or OCI): what lock, sync, update and rollback work on.
+func (e Entry) fetched() bool { return e.Source == SourceGit || e.Source == SourceOCI }
+
+// sourceKind is the Entry.Source of a fetched URL.
+func sourceKind(u string) string {
+	if ocisrc.IsOCI(u) {
+		return SourceOCI
+	}
+	return SourceGit
+}
+
+// ociSource reads oci://HOST/REPO[:TAG|@sha256:…|@CONSTRAINT] as a Source:
+// URL oci://HOST/REPO, Ref the digest (when given) or the tag, Constraint
+// the constraint.
+func ociSource(raw string) (Source, error) {
+	ref, err := ocisrc.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return Source{Raw: raw}, fmt.Errorf("%w: %v", ErrUnsupportedSource, err)
+	}
+	src := Source{Raw: raw, URL: ref.Repo(), Constraint: ref.Constraint, Ref: ref.Tag}
+	if ref.Digest != "" {
+		src.Ref = ref.Digest
+	}
+	return src, nil
+}
+
+// ociReference is the reference a FetchRequest for an oci:// URL names.
+func ociReference(req FetchRequest) (ocisrc.Reference, error) {
+	ref, err := ocisrc.Parse(req.URL)
+	if err != nil {
+		return ref, fmt.Errorf("fetch %s: %w: %v", req.URL, ErrUnsupportedSource, err)
+	}
+	if ref.Tag != "" || ref.Digest != "" || ref.Constraint != "" {
+		return ref, fmt.Errorf("fetch %s: %w: the source URL holds a tag or digest; give it as the ref", req.URL, ErrUnsupportedSource)
+	}
+	switch {
+	case req.Constraint != "":
+		ref.Constraint = req.Constraint
+	case strings.HasPrefix(req.Ref, "sha256:"):
+		ref.Digest = req.Ref
+	default:
+		ref.Tag = ocisrc.TagFor(req.Ref)
+	}
+	if _, err := ocisrc.Parse(ref.String()); err != nil {
+		return ref, fmt.Errorf("fetch %s: %w: %v", req.URL, ErrUnsupportedSource, err)
+	}
+	return ref, nil
+}
+
+// sources is the Git a Store fetches through: oci:// URLs from their
+// registry, git URLs that a mirror covers (pinned fetches only) from the
+// mirror, everything else from git.
+type sources struct {
+	git     Git
+	oci     *ocisrc.Client
+	mirrors []Mirror
+}
+
+func (s sources) Fetch(ctx context.Context, req FetchRequest) (*Snapshot, error) {
+	if ocisrc.IsOCI(req.URL) {
+		return s.fetchOCI(ctx, req)
+	}
+	if m, ok := mirrorFor(s.mirrors, req.URL); ok && req.Constraint == "" && len(req.Ref) == 40 && isHex(req.Ref) {
+		return s.fetchMirror(ctx, m, req)
+	}
+	return s.git.Fetch(ctx, req)
+}
+
+func (s sources) fetchOCI(ctx context.Context, req FetchRequest) (*Snapshot, error) {
+	ref, err := ociReference(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Progress != nil {
+		fmt.Fprintf(req.Progress, "Pulling %s\n", ref)
+	}
+	a, err := s.oci.Pull(ctx, ref)
+	if err != nil {
+		return nil, ociError(err)
+	}
+	snap := &Snapshot{Commit: a.Ref.Digest, Kind: "commit", Ref: a.Ref.Digest, FS: a.FS("")}
+	if ref.Digest == "" {
+		snap.Kind, snap.Ref = "tag", a.Ref.Tag
+	}
+	if v := ocisrc.VersionOf(a.Ref.Tag); v != nil {
+		snap.Version = v.String()
+	} else if a.Config.Version != "" {
+		snap.Version = a.Config.Version
+	}
+	return snap, nil
+}
+
+// ociError maps ocisrc's sentinels to the registry's, keeping the text
+// (a digest mismatch stays ocisrc.ErrDigestMismatch: it names both sums).
+func ociError(err error) error {
+	switch {
+	case errors.Is(err, ocisrc.ErrNoMatchingVersion):
+		return fmt.Errorf("%w: %v", ErrNoMatchingVersion, err)
+	case errors.Is(err, ocisrc.ErrNotFound):
+		return fmt.Errorf("%w: %v", ErrRefNotFound, err)
+	}
+	return err
+}
+
+// Mirror maps git sources to an OCI prefix (config mirrors:, or
+// --mirror for every source): a pinned fetch (sync, rollback) of a
+// covered source pulls the skill folder that `agent skill mirror` pushed
+// there instead of reaching the git host. The h1: check is the same.
+type Mirror struct {
+	// Source is a prefix of the git URLs the mirror covers; "" covers all.
+	Source string `mapstructure:"source" json:"source,omitempty"`
+	// OCI is oci://HOST/PREFIX.
+	OCI string `mapstructure:"oci" json:"oci"`
+}
+
+// Check validates a mirror's fields.
+func (m Mirror) Check() error {
+	ref, err := ocisrc.Parse(m.OCI)
+	if err != nil {
+		return fmt.Errorf("mirror %q: %w", m.OCI, err)
+	}
+	if ref.Tag != "" || ref.Digest != "" || ref.Constraint != "" {
+		return fmt.Errorf("mirror %q: give oci://HOST/PREFIX, without a tag or digest", m.OCI)
+	}
+	return nil
+}
+
+func mirrorFor(ms []Mirror, gitURL string) (Mirror, bool) {
+	best, found := Mirror{}, false
+	for _, m := range ms {
+		if strings.HasPrefix(gitURL, m.Source) && (!found || len(m.Source) > len(best.Source)) {
+			best, found = m, true
+		}
+	}
+	return best, found
+}
+
+var repoPartRE = lazyregexp.New(`[^a-z0-9]+`)
+
+// MirrorRef is where a mirror under prefix (oci://HOST/PREFIX) keeps the
+// skill at folder path of git source src at commit: the repository
+// PREFIX/<host and path of src>/<path>, with each segment lower-cased and
+// anything but letters and digits made '-', tagged with the commit SHA.
+// Two sources that map to one name are told apart by the artifact's
+// recorded origin, which the fetch checks.
+func MirrorRef(prefix, src, path, commit string) (ocisrc.Reference, error) {
+	ref, err := ocisrc.Parse(prefix)
+	if err != nil {
+		return ref, err
+	}
+	var parts []string
+	if ref.Repository != "" {
+		parts = append(parts, ref.Repository)
+	}
+	for _, seg := range strings.Split(sourcePath(src)+"/"+path, "/") {
+		seg = strings.Trim(repoPartRE.ReplaceAllString(strings.ToLower(seg), "-"), "-")
+		if seg != "" {
+			parts = append(parts, seg)
+		}
+	}
+	ref.Repository = strings.Join(parts, "/")
+	ref.Tag = commit
+	if _, err := ocisrc.Parse(ref.String()); err != nil {
+		return ref, fmt.Errorf("mirror name for %s (%s): %w", src, path, err)
+	}
+	return ref, nil
+}
+
+// sourcePath is a git URL's host and path, without scheme, user or .git.
+func sourcePath(src string) string {
+	if u, err := url.Parse(src); err == nil && u.Host != "" {
+		return u.Host + "/" + strings.TrimSuffix(strings.Trim(u.Path, "/"), ".git")
+	}
+	s := src
+	if at := strings.Index(s, "@"); at >= 0 && !strings.Contains(s[:at], "/") {
+		s = s[at+1:]
+	}
+	return strings.TrimSuffix(strings.ReplaceAll(s, ":", "/"), ".git")
+}
+
+func (s sources) fetchMirror(ctx context.Context, m Mirror, req FetchRequest) (*Snapshot, error) {
+	ref, err := MirrorRef(m.OCI, req.URL, req.Path, req.Ref)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s from the mirror %s: %w", req.URL, m.OCI, err)
+	}
+	if req.Progress != nil {
+		fmt.Fprintf(req.Progress, "Pulling %s (mirror of %s)\n", ref, req.URL)
+	}
+	a, err := s.oci.Pull(ctx, ref)
+	if errors.Is(err, ocisrc.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s at %s (%q) is not in the mirror %s (looked for %s); fill it with agent skill mirror skills.lock %s", ErrRefNotFound, req.URL, short(req.Ref), req.Path, m.OCI, ref, m.OCI)
+	}
+	if err != nil {
+		return nil, ociError(err)
+	}
+	if o := a.Config.Origin; o == nil || o.Source != req.URL || o.Path != req.Path || o.Commit != req.Ref {
+		return nil, fmt.Errorf("%w: %s in the mirror holds %+v, not %s at %s (%q); refill the mirror with agent skill mirror", ErrCommitMismatch, ref, a.Config.Origin, req.URL, short(req.Ref), req.Path)
+	}
+	return &Snapshot{Commit: req.Ref, Kind: "commit", Ref: req.Ref, FS: a.FS(req.Path)}, nil
+}

@@ -1,0 +1,183 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/agentskills/agent/registry/ocisrc"
+)
+
+// PublishRequest is what `agent skill publish` asks for.
+type PublishRequest struct {
+	// Skill is an installed skill's name or a skill folder.
+	Skill string
+	// Ref is oci://HOST/REPO[:TAG]; without a tag, the manifest's version
+	// (with '+' written '_') is the tag.
+	Ref string
+}
+
+// Published is a pushed skill artifact.
+type Published struct {
+	Ref     ocisrc.Reference // with tag and digest
+	Name    string
+	Version string
+	H1      string
+}
+
+// Publish pushes a skill folder (the files its h1: hash covers) as one
+// OCI artifact. An installed skill is published only while its files
+// match what was installed.
+func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, error) {
+	dir, err := s.publishDir(req.Skill)
+	if err != nil {
+		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
+	}
+	m, _, err := loadManifestAs(dir, ManifestFile)
+	if err != nil {
+		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
+	}
+	ref, err := ocisrc.Parse(req.Ref)
+	if err != nil {
+		return Published{}, fmt.Errorf("publish %s: %w: %v", req.Skill, ErrUnsupportedSource, err)
+	}
+	if ref.Digest != "" || ref.Constraint != "" {
+		return Published{}, fmt.Errorf("publish %s: %w: push to a tag (oci://HOST/REPO:TAG), not a digest or constraint", req.Skill, ErrUnsupportedSource)
+	}
+	if ref.Tag == "" {
+		if m.Version == "" {
+			return Published{}, fmt.Errorf("publish %s: %w: SKILL.md has no version to tag with; give one: %s:1.0.0", req.Skill, ErrUnsupportedSource, req.Ref)
+		}
+		ref.Tag = ocisrc.TagFor(m.Version)
+	}
+	names, bad, err := skillFiles(dir)
+	if err != nil {
+		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
+	}
+	if len(bad) > 0 {
+		return Published{}, fmt.Errorf("publish %s: %w: %s is not a regular file; a skill holds only files and folders", req.Skill, ErrLink, bad[0])
+	}
+	h1, _, err := HashSkill(dir)
+	if err != nil {
+		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
+	}
+	desc, err := s.ociClient().Push(ctx, ref, dir, names, ocisrc.Config{Name: m.Name, Version: m.Version, Description: m.Description, H1: h1})
+	if err != nil {
+		return Published{}, err
+	}
+	ref.Digest = desc.Digest.String()
+	return Published{Ref: ref, Name: m.Name, Version: m.Version, H1: h1}, nil
+}
+
+// publishDir is the folder of a skill folder path or an installed name.
+func (s *Store) publishDir(skill string) (string, error) {
+	if fi, err := os.Stat(filepath.Join(skill, ManifestFile)); err == nil && fi.Mode().IsRegular() {
+		return filepath.Abs(skill)
+	}
+	e, err := s.Get(skill)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return "", fmt.Errorf("%w; give an installed skill's name or a folder holding %s", err, ManifestFile)
+		}
+		return "", err
+	}
+	if e.Source == SourceBundled {
+		return "", fmt.Errorf("%s is bundled with agent; publish a skill folder or an installed skill", e.Canonical)
+	}
+	if e.DirHash != "" {
+		if err := s.CheckIntegrity(e); err != nil {
+			return "", err
+		}
+	}
+	return e.Path, nil
+}
+
+func (s *Store) ociClient() *ocisrc.Client {
+	if s.OCI == nil {
+		return &ocisrc.Client{}
+	}
+	return s.OCI
+}
+
+// MirrorResult is one lock entry `agent skill mirror` handled.
+type MirrorResult struct {
+	Name    string
+	Ref     ocisrc.Reference // where it went, with the digest; empty when skipped
+	Skipped string           // why nothing was pushed
+}
+
+// FillMirror copies every git skill of l to the mirror under prefix
+// (oci://HOST/PREFIX), where a sync with that mirror finds it
+// (MirrorRef). Each folder is fetched from git at the locked commit and
+// refused unless it hashes to the locked h1:. Skills from OCI sources are
+// left where they are. Errors for one skill do not stop the others.
+func (s *Store) FillMirror(ctx context.Context, l *Lock, prefix string, progress io.Writer) ([]MirrorResult, error) {
+	if err := (Mirror{OCI: prefix}).Check(); err != nil {
+		return nil, err
+	}
+	var out []MirrorResult
+	var errs []error
+	for _, le := range l.Skills {
+		if ocisrc.IsOCI(le.Source) {
+			out = append(out, MirrorResult{Name: le.Name, Skipped: "already in an OCI registry (" + le.Source + ")"})
+			continue
+		}
+		r, err := s.mirrorOne(ctx, le, prefix, progress)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("mirror %s: %w", le.Name, err))
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (s *Store) mirrorOne(ctx context.Context, le LockEntry, prefix string, progress io.Writer) (MirrorResult, error) {
+	ref, err := MirrorRef(prefix, le.Source, le.Path, le.Commit)
+	if err != nil {
+		return MirrorResult{}, err
+	}
+	// From git itself, never from a mirror.
+	g := s.Git
+	if g == nil {
+		g = &GoGit{}
+	}
+	req := s.fetchRequest(le.Source, le.Commit, "", progress)
+	snap, err := g.Fetch(ctx, req)
+	if err != nil {
+		return MirrorResult{}, err
+	}
+	if snap.Commit != le.Commit {
+		return MirrorResult{}, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", le.Source, short(le.Commit), ErrCommitMismatch, short(snap.Commit))
+	}
+	tmp, err := os.MkdirTemp("", "agent-mirror-")
+	if err != nil {
+		return MirrorResult{}, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := checkoutSkill(snap, le.Path, tmp, nil); err != nil {
+		return MirrorResult{}, fmt.Errorf("read %s at %s: %w", le.Source, short(le.Commit), err)
+	}
+	dir := filepath.Join(tmp, filepath.FromSlash(le.Path))
+	h1, _, err := HashSkill(dir)
+	if err != nil {
+		return MirrorResult{}, err
+	}
+	if h1 != le.Hash {
+		return MirrorResult{}, hashMismatch(le, h1)
+	}
+	names, _, err := skillFiles(dir)
+	if err != nil {
+		return MirrorResult{}, err
+	}
+	cfg := ocisrc.Config{Name: le.Name, Version: le.Version, H1: h1, Origin: &ocisrc.Origin{Source: le.Source, Path: le.Path, Commit: le.Commit}}
+	desc, err := s.ociClient().Push(ctx, ref, dir, names, cfg)
+	if err != nil {
+		return MirrorResult{}, err
+	}
+	ref.Digest = desc.Digest.String()
+	return MirrorResult{Name: le.Name, Ref: ref}, nil
+}
