@@ -15,7 +15,15 @@ BENCHSTAT          := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 
-.PHONY: help build test demo bench fuzz reliability proto lint clean tidy generate
+# Release and cross-build targets (SPEC §8 "Other systems").
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
+# Module folders that make cross vets and builds, each inside itself.
+MODULES   := . sdk proto $(EXAMPLES)
+VERSION   ?= $(shell sed -n 's/^var Version = "\(.*\)"/\1/p' cmd/agent/internal/cli/version.go)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -s -w -X $(MOD)/cmd/agent/internal/cli.Version=$(VERSION) -X $(MOD)/cmd/agent/internal/cli.Commit=$(COMMIT)
+
+.PHONY: help build test test-portable cross release demo bench fuzz reliability proto lint clean tidy generate
 
 help: ## list targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -26,6 +34,28 @@ build: ## build bin/agent
 test: ## vet and run the whole test suite with the race detector
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+test-portable: ## the host, registry, exec and reliability suites again with the portable tag (macOS/Windows fallbacks on Linux)
+	$(GO) test -tags portable -race -count=1 -timeout 30m ./host ./internal/procgroup ./registry ./plugins/exec ./internal/reliability
+
+cross: ## go vet (tests included) and go build every module for each of PLATFORMS
+	@failed=""; for p in $(PLATFORMS); do for m in $(MODULES); do \
+	  echo "== $$p $$m"; \
+	  (cd $$m && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./...) || failed="$$failed $$p:$$m"; \
+	done; done; \
+	if [ -n "$$failed" ]; then echo "cross build failed:$$failed"; exit 1; fi
+
+release: ## archives of bin/agent for each of PLATFORMS, stamped with version and commit, and SHA256SUMS, in dist/
+	rm -rf dist && mkdir -p dist
+	@for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; name=agent_$(VERSION)_$${os}_$${arch}; ext=; [ $$os = windows ] && ext=.exe; \
+	  echo "== $$name"; mkdir -p dist/$$name && \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/$$name/agent$$ext ./cmd/agent && \
+	  cp README.md LICENSE* dist/$$name/ 2>/dev/null; \
+	  if [ $$os = windows ]; then (cd dist && zip -qr $$name.zip $$name); else tar -C dist -czf dist/$$name.tar.gz $$name; fi || exit 1; \
+	  rm -rf dist/$$name; \
+	done
+	cd dist && sha256sum agent_* > SHA256SUMS && cat SHA256SUMS
 
 demo: ## install the bundled example skill from this repo's git history and use it
 	bash examples/demo.sh
@@ -76,4 +106,4 @@ lint: ## gofmt and vet
 	$(GO) vet $(PKGS)
 
 clean: ## remove build output
-	rm -rf bin bench.out reliability.out
+	rm -rf bin dist bench.out reliability.out

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +22,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentskills/agent/internal/envfilter"
 	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/sdk"
 )
@@ -585,32 +584,10 @@ var baseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
 // FilterEnv builds a plugin environment from environ (usually
 // os.Environ()): the base variables PATH, HOME, LANG and TMPDIR, plus the
 // names matching allow (permissions.env; `*` matches any run of
-// characters, for example HELLO_*).
-func FilterEnv(environ, allow []string) []string {
-	var out []string
-	for _, kv := range environ {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			continue
-		}
-		if slices.Contains(baseEnv, name) || matchAny(allow, name) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-var envPatternEscaper = strings.NewReplacer(`\\`, `\\\\`, `?`, `\\?`, `[`, `\\[`)
-
-func matchAny(patterns []string, name string) bool {
-	for _, p := range patterns {
-		// SPEC §3: only '*' is a wildcard (as in plugins/exec's matchEnv);
-		// path.Match's '?', '[' and '\\' are escaped to be literal.
-		if ok, err := path.Match(envPatternEscaper.Replace(p), name); err == nil && ok {
-			return true
-		}
-	}
-	return false
+// characters, for example HELLO_*), less secrets (SPEC §12) that neither
+// allow nor pass (the configuration's pass_env) names in full.
+func FilterEnv(environ, allow, pass []string) []string {
+	return envfilter.Policy{Base: baseEnv, Allow: allow, Pass: pass}.Filter(environ)
 }
 
 func lastLines(s string, n int) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"github.com/agentskills/agent/internal/platform"
 	"io"
 	"os"
 	"os/exec"
@@ -37,7 +38,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testPlugin = filepath.Join(dir, "testplugin")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", testPlugin, "./internal/testplugin")
+	// A portable host gets a portable plugin, as plugbuild builds it.
+	args := append([]string{"build", "-trimpath"}, platform.BuildFlags()...)
+	cmd := exec.Command("go", append(args, "-o", testPlugin, "./internal/testplugin")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build test plugin: %v\n%s", err, out)
 		os.Exit(1)

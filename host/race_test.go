@@ -137,6 +137,15 @@ func TestLaunchPaths(t *testing.T) {
 		l, _ := os.Readlink("/proc/" + strconv.Itoa(pidOf(t, h, "tp")) + "/exe")
 		return l
 	}
+	if !canTrace {
+		// The fallback (portable tag): every start runs the private copy.
+		h := newHost(t)
+		h.Register(tp())
+		if got := exe(t, h); !strings.Contains(got, "agent-plugin-") {
+			t.Errorf("runs %q, want the private copy", got)
+		}
+		return
+	}
 	t.Run("first start in place, restart from the copy", func(t *testing.T) {
 		t.Parallel()
 		h := newHost(t)

@@ -300,3 +300,38 @@ func tampered(p Plugin, why string) error {
 	return fmt.Errorf("%w: skill %q: plugin binary %s was modified after install (%s); refusing to run it",
 		ErrTampered, p.Name, p.Path, why)
 }
+
+// RemoveFingerprints deletes the fingerprint records that the host keeps
+// under stateDir (WithStateDir) for binaries inside any of the folders
+// under, so that removing a skill leaves no record of its plugin. Records
+// are a cache: an error leaves stale ones, never a wrong check.
+func RemoveFingerprints(stateDir string, under ...string) error {
+	dir := newVerifier(stateDir).dir
+	if dir == "" {
+		return nil
+	}
+	records, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range records {
+		b, err := os.ReadFile(r)
+		if err != nil {
+			continue
+		}
+		fp, err := parseFingerprint(b)
+		if err != nil {
+			continue
+		}
+		for _, root := range under {
+			if rel, err := filepath.Rel(root, fp.Path); err == nil && filepath.IsLocal(rel) {
+				if err := os.Remove(r); err != nil && !errors.Is(err, os.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -6,15 +6,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // Staged is a skill checked out and validated in skills/.tmp, handed to
 // Prepare before it is installed.
 type Staged struct {
 	Canonical string
-	Manifest  *Manifest
-	Warnings  []Problem
+	Manifest  *manifest.Manifest
+	Warnings  []manifest.Problem
 
 	RepoDir   string // the checked-out repository (a plugin may need its go.mod)
 	SkillDir  string // the skill folder inside RepoDir
@@ -43,7 +45,7 @@ type Prepare func(ctx context.Context, s *Staged) error
 
 // AddRequest is what `agent skill add` asks for.
 type AddRequest struct {
-	Source       Source
+	Source       gitsrc.Source
 	Skill        string   // [skill] selector: folder or manifest name
 	Skills       []string // more selectors: several skills from one fetch
 	All          bool     // every skill the repository holds
@@ -89,7 +91,7 @@ func (req AddRequest) selectors() []string {
 func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry, error) {
 	src := req.Source
 	if src.URL == "" {
-		parsed, err := ParseSource(src.Raw)
+		parsed, err := gitsrc.ParseSource(src.Raw)
 		if err != nil {
 			return nil, err
 		}
@@ -100,11 +102,11 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 		src.Raw = src.URL
 	}
 	if src.Ref != "" && src.Constraint != "" {
-		return nil, fmt.Errorf("%w: give either a ref (%s) or a version constraint (%s), not both", ErrUnsupportedSource, src.Ref, src.Constraint)
+		return nil, fmt.Errorf("%w: give either a ref (%s) or a version constraint (%s), not both", gitsrc.ErrUnsupportedSource, src.Ref, src.Constraint)
 	}
 	var want string
 	if req.Name != "" {
-		c, err := Canonical(req.Name)
+		c, err := manifest.Canonical(req.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +134,7 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	}
 	// Discovery reads the commit's tree; only the selected skills' folders
 	// are written (addFound).
-	d, err := Discover(snap.FS, RepoName(src.URL))
+	d, err := gitsrc.Discover(snap.FS, gitsrc.RepoName(src.URL))
 	if err != nil {
 		return nil, err
 	}
@@ -157,36 +159,35 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 
 // FindSkills fetches src and returns what discovery finds there, installing
 // nothing (`agent skill add --list`).
-func (s *Store) FindSkills(ctx context.Context, src Source, progress io.Writer) (*Discovery, error) {
+func (s *Store) FindSkills(ctx context.Context, src gitsrc.Source, progress io.Writer) (*gitsrc.Discovery, error) {
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, progress))
 	if err != nil {
 		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
-	d, err := Discover(snap.FS, RepoName(src.URL))
+	d, err := gitsrc.Discover(snap.FS, gitsrc.RepoName(src.URL))
 	if err != nil {
 		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
-	// What was found stays readable without the repository.
-	d.fsys = nil
+	d.Detach()
 	return d, nil
 }
 
 // addFound writes one selected skill's folder of snap under repoDir in w
 // and installs it.
-func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src Source, snap *Snapshot, repoDir string, sel Found, prep Prepare) (Entry, error) {
+func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sel gitsrc.Found, prep Prepare) (Entry, error) {
 	m := sel.Manifest
-	if err := checkoutSkill(snap, sel.Dir, repoDir, m); err != nil {
-		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, short(snap.Commit), err)
+	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m); err != nil {
+		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, gitsrc.Short(snap.Commit), err)
 	}
 	name := m.Name
 	if req.Name != "" {
 		name = req.Name
 	}
-	canonical, err := Canonical(name)
+	canonical, err := manifest.Canonical(name)
 	if err != nil {
 		return Entry{}, err
 	}
-	if err := CheckCompatibility(m, req.AgentVersion); err != nil {
+	if err := manifest.CheckCompatibility(m, req.AgentVersion); err != nil {
 		return Entry{}, err
 	}
 	if req.Warn != nil {
@@ -255,17 +256,7 @@ func (s *Store) commitAdd(e Entry, inst installable) error {
 
 func alreadyInstalled(e Entry) error {
 	return fmt.Errorf("%w: %s (from %s at %s); use agent skill update %s to move it forward, or agent skill remove %s first",
-		ErrAlreadyInstalled, e.Canonical, e.GitURL, short(e.CommitSHA), e.Canonical, e.Canonical)
-}
-
-func short(sha string) string {
-	if d, ok := strings.CutPrefix(sha, "sha256:"); ok && len(d) > 12 {
-		return "sha256:" + d[:12]
-	}
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
+		ErrAlreadyInstalled, e.Canonical, e.GitURL, gitsrc.Short(e.CommitSHA), e.Canonical, e.Canonical)
 }
 
 func firstNonEmpty(a, b string) string {
@@ -311,12 +302,12 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 		}
 	}
 	in := installable{skill: w.path("skill")}
-	if err := copySkill(st.SkillDir, in.skill); err != nil {
+	if err := gitsrc.CopySkill(st.SkillDir, in.skill); err != nil {
 		return installable{}, err
 	}
-	sum, err := fileSHA256(filepath.Join(in.skill, ManifestFile))
+	sum, err := fileSHA256(filepath.Join(in.skill, manifest.ManifestFile))
 	if err != nil {
-		return installable{}, fmt.Errorf("hash %s of %s: %w", ManifestFile, st.Canonical, err)
+		return installable{}, fmt.Errorf("hash %s of %s: %w", manifest.ManifestFile, st.Canonical, err)
 	}
 	e.ManifestSHA256 = sum
 	if e.DirHash, in.record, err = HashSkill(in.skill); err != nil {

@@ -1,10 +1,9 @@
-// Package registry manages installed skills: it parses SKILL.md manifests
-// (manifest.go), canonicalises names (names.go), parses add sources
-// (source.go), resolves refs and fetches one commit through go-git (git.go,
-// fetch.go; the commit is read as an io/fs.FS, treefs.go),
-// finds skills inside a repository (discover.go), and keeps
+// Package registry is the store of installed skills: it keeps
 // $AGENT_HOME/skills/registry.json plus the skill folders consistent across
-// processes (store.go, add.go, update.go). Select (select.go) decides which
+// processes (store.go, add.go, update.go), with a binary index of the
+// registry kept internal (index.go). Parsing SKILL.md lives in
+// registry/manifest; sources, one-commit fetches, the tree FS and
+// discovery live in registry/gitsrc. Select (select.go) decides which
 // installed skills are active for an AGENT_SKILLS value.
 //
 // Start with Store: NewStore(home), then Add, Update, Remove, List and Get.

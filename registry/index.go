@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // The registry index, skills/.index, is registry.json in a form that
@@ -53,7 +55,7 @@ func statStamp(p string) (stamp, error) {
 	if err := syscall.Stat(p, &st); err != nil {
 		return stamp{}, &os.PathError{Op: "stat", Path: p, Err: err}
 	}
-	return stamp{uint64(st.Dev), st.Ino, uint64(st.Size), uint64(st.Mtim.Nano()), uint64(st.Ctim.Nano())}, nil
+	return stamp{uint64(st.Dev), st.Ino, uint64(st.Size), uint64(mtimeNs(&st)), uint64(ctimeNs(&st))}, nil
 }
 
 // indexed is one entry as the index holds it.
@@ -629,7 +631,7 @@ func (d *dec) entry() Entry {
 	l.MaxAgentVersion = d.str()
 	l.AgentVersion = d.str()
 	if d.bool() {
-		l.Plugin = &PluginSpec{Build: d.str(), Command: d.str()}
+		l.Plugin = &manifest.PluginSpec{Build: d.str(), Command: d.str()}
 	}
 	l.Scripts = d.strs()
 	l.ScriptsIgnore = d.strs()
@@ -653,9 +655,9 @@ func (d *dec) entry() Entry {
 	l.Agent = d.str()
 	l.Model = d.str()
 	if n, ok := d.count(); ok {
-		l.Warnings = make([]Problem, n)
+		l.Warnings = make([]manifest.Problem, n)
 		for i := range l.Warnings {
-			l.Warnings[i] = Problem{File: d.str(), Line: int(d.uvarint()), Message: d.str(), Recovered: d.bool()}
+			l.Warnings[i] = manifest.Problem{File: d.str(), Line: int(d.uvarint()), Message: d.str(), Recovered: d.bool()}
 		}
 	}
 	x.Listing = l

@@ -5,10 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/agentskills/agent/registry/manifest"
+
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // LoadInstalled reads an installed skill's SKILL.md and, when the entry
@@ -24,11 +25,11 @@ import (
 // registry lock (waiting for a commit in progress), lets recovery put a
 // killed update's folder back, and compares again with the entry as the
 // registry now records it.
-func LoadInstalled(e Entry) (*Manifest, []Problem, error) {
+func LoadInstalled(e Entry) (*manifest.Manifest, []manifest.Problem, error) {
 	if e.ManifestSHA256 == "" {
-		return LoadManifest(e.Path)
+		return manifest.LoadManifest(e.Path)
 	}
-	file := filepath.Join(e.Path, ManifestFile)
+	file := filepath.Join(e.Path, manifest.ManifestFile)
 	data, got, err := readAndHash(e, file)
 	if err != nil || got != e.ManifestSHA256 {
 		// A killed update on a file system without RENAME_EXCHANGE may
@@ -44,20 +45,20 @@ func LoadInstalled(e Entry) (*Manifest, []Problem, error) {
 	if got != e.ManifestSHA256 {
 		// An edit that broke the file is reported as what it is, with
 		// its line; the skill is refused either way.
-		if _, _, perr := ParseManifest(file, data); perr != nil {
+		if _, _, perr := manifest.ParseManifest(file, data); perr != nil {
 			return nil, nil, perr
 		}
 		return nil, nil, fmt.Errorf("%w: %s of skill %s changed after install (sha256 %s, installed %s); it is not used. "+
 			"Discard the edit with 'agent skill update %s' once a new commit exists, or 'agent skill remove %s --yes' and add it again",
-			ErrModified, file, e.Canonical, short(got), short(e.ManifestSHA256), e.Canonical, e.Canonical)
+			ErrModified, file, e.Canonical, gitsrc.Short(got), gitsrc.Short(e.ManifestSHA256), e.Canonical, e.Canonical)
 	}
-	return ParseManifest(file, data)
+	return manifest.ParseManifest(file, data)
 }
 
 func readAndHash(e Entry, file string) ([]byte, string, error) {
-	data, err := readManifestFile(file)
+	data, err := manifest.ReadFile(file)
 	if err != nil {
-		var me *ManifestError
+		var me *manifest.ManifestError
 		if errors.As(err, &me) {
 			return nil, "", err
 		}
@@ -96,39 +97,10 @@ func recheck(e Entry) (Entry, bool) {
 
 // fileSHA256 is the hex sha256 of a regular file's contents.
 func fileSHA256(p string) (string, error) {
-	data, err := readManifestFile(p)
+	data, err := manifest.ReadFile(p)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:]), nil
-}
-
-// readManifestFile reads a SKILL.md that must be a regular file (not a
-// link) of at most maxManifestSize bytes.
-func readManifestFile(file string) ([]byte, error) {
-	fi, err := os.Lstat(file)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, &ManifestError{Problems: []Problem{{File: file, Message: "no SKILL.md here; a skill folder needs a SKILL.md with YAML front matter (name, description)"}}}
-		}
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &ManifestError{Problems: []Problem{{File: file, Message: "SKILL.md is a symbolic link or not a regular file; replace it with the real file"}}}
-	}
-	// O_NOFOLLOW: a link swapped in after the Lstat is refused too.
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxManifestSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxManifestSize {
-		return nil, &ManifestError{Problems: []Problem{{File: file, Message: fmt.Sprintf("SKILL.md is larger than %d bytes; move long material to references/", maxManifestSize)}}}
-	}
-	return data, nil
 }

@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 func TestLoadInstalled(t *testing.T) {
-	const manifest = "---\nname: demo\ndescription: A demo.\n---\nbody\n"
-	sum := sha256.Sum256([]byte(manifest))
+	const skillFile = "---\nname: demo\ndescription: A demo.\n---\nbody\n"
+	sum := sha256.Sum256([]byte(skillFile))
 	recorded := hex.EncodeToString(sum[:])
 	tests := []struct {
 		name    string
@@ -29,28 +31,28 @@ func TestLoadInstalled(t *testing.T) {
 			change: func(t *testing.T, dir string) {
 				write(t, dir, "---\nname: demo\npermissions:\n  env: [unclosed\n---\n")
 			},
-			wantErr: ErrInvalidManifest},
+			wantErr: manifest.ErrInvalidManifest},
 		{name: "replaced by a link to the same bytes", hash: recorded,
 			change: func(t *testing.T, dir string) {
-				other := filepath.Join(t.TempDir(), ManifestFile)
-				if err := os.WriteFile(other, []byte(manifest), 0o644); err != nil {
+				other := filepath.Join(t.TempDir(), manifest.ManifestFile)
+				if err := os.WriteFile(other, []byte(skillFile), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				os.Remove(filepath.Join(dir, ManifestFile))
-				if err := os.Symlink(other, filepath.Join(dir, ManifestFile)); err != nil {
+				os.Remove(filepath.Join(dir, manifest.ManifestFile))
+				if err := os.Symlink(other, filepath.Join(dir, manifest.ManifestFile)); err != nil {
 					t.Fatal(err)
 				}
 			},
-			wantErr: ErrInvalidManifest},
+			wantErr: manifest.ErrInvalidManifest},
 		{name: "deleted", hash: recorded,
-			change:  func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, ManifestFile)) },
-			wantErr: ErrInvalidManifest},
+			change:  func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, manifest.ManifestFile)) },
+			wantErr: manifest.ErrInvalidManifest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			write(t, dir, manifest)
+			write(t, dir, skillFile)
 			if tt.change != nil {
 				tt.change(t, dir)
 			}
@@ -70,7 +72,7 @@ func TestLoadInstalled(t *testing.T) {
 
 func write(t *testing.T, dir, content string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, manifest.ManifestFile), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/agentskills/agent/registry/manifest"
+
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // SourceDev marks a skill linked with `agent skill link`: a development
@@ -44,15 +48,15 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	if err != nil {
 		return Entry{}, err
 	}
-	m, warns, err := LoadManifest(dir)
+	m, warns, err := manifest.LoadManifest(dir)
 	if err != nil {
 		return Entry{}, err
 	}
-	canonical, err := Canonical(m.Name)
+	canonical, err := manifest.Canonical(m.Name)
 	if err != nil {
 		return Entry{}, err
 	}
-	if err := CheckCompatibility(m, req.AgentVersion); err != nil {
+	if err := manifest.CheckCompatibility(m, req.AgentVersion); err != nil {
 		return Entry{}, err
 	}
 	if req.Warn != nil {
@@ -106,7 +110,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 			from = path
 			// A new folder per build: a host still running the previous
 			// binary keeps it until recovery drops folders no entry uses.
-			to = filepath.Join(s.PluginsDir(), canonical, "dev-"+short(p.SHA256), canonical)
+			to = filepath.Join(s.PluginsDir(), canonical, "dev-"+gitsrc.Short(p.SHA256), canonical)
 			e.Plugin = &Plugin{Path: to, SHA256: p.SHA256}
 		case within(dir, path):
 			e.Plugin = &Plugin{Path: path, SHA256: p.SHA256}

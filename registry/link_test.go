@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentskills/agent/registry/manifest"
+
 	"github.com/agentskills/agent/internal/gittest"
 )
 
@@ -17,7 +19,7 @@ func TestLink(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(skillMD("Mine")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, manifest.ManifestFile), []byte(skillMD("Mine")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -49,7 +51,7 @@ func TestLink(t *testing.T) {
 	if _, err := s.Remove(ctx, "mine"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, manifest.ManifestFile)); err != nil {
 		t.Fatalf("remove touched the linked folder: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(s.PluginsDir(), "mine")); !errors.Is(err, os.ErrNotExist) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentskills/agent/registry/manifest"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -20,19 +22,19 @@ type Listing struct {
 	// Fingerprint is "size:mtime_ns:inode" of the installed SKILL.md.
 	Fingerprint string `json:"fingerprint"`
 
-	MinAgentVersion string      `json:"min_agent_version,omitempty"`
-	MaxAgentVersion string      `json:"max_agent_version,omitempty"`
-	AgentVersion    string      `json:"agent_version,omitempty"`
-	Plugin          *PluginSpec `json:"plugin,omitempty"`
+	MinAgentVersion string               `json:"min_agent_version,omitempty"`
+	MaxAgentVersion string               `json:"max_agent_version,omitempty"`
+	AgentVersion    string               `json:"agent_version,omitempty"`
+	Plugin          *manifest.PluginSpec `json:"plugin,omitempty"`
 	// Scripts and ScriptsIgnore are the manifest's fields; Runnable is the
 	// script files found at install (file names under scripts/), so that
 	// no listing reads the scripts folder.
-	Scripts       []string      `json:"scripts,omitempty"`
-	ScriptsIgnore []string      `json:"scripts_ignore,omitempty"`
-	Runnable      []string      `json:"runnable,omitempty"`
-	Env           []string      `json:"env,omitempty"`
-	FS            FSPermissions `json:"fs,omitzero"`
-	Network       []string      `json:"network,omitempty"`
+	Scripts       []string               `json:"scripts,omitempty"`
+	ScriptsIgnore []string               `json:"scripts_ignore,omitempty"`
+	Runnable      []string               `json:"runnable,omitempty"`
+	Env           []string               `json:"env,omitempty"`
+	FS            manifest.FSPermissions `json:"fs,omitzero"`
+	Network       []string               `json:"network,omitempty"`
 
 	AllowedTools           []string `json:"allowed-tools,omitempty"`
 	ArgumentHint           string   `json:"argument-hint,omitempty"`
@@ -43,13 +45,13 @@ type Listing struct {
 	Model                  string   `json:"model,omitempty"`
 
 	// Warnings are the SKILL.md warnings found at install.
-	Warnings []Problem `json:"warnings,omitempty"`
+	Warnings []manifest.Problem `json:"warnings,omitempty"`
 }
 
 // NewListing records m, the runnable scripts and the fingerprint of dir's
 // SKILL.md. runnable is nil when the caller did not list the scripts; then
 // there is no listing (nil), and readers parse SKILL.md as before.
-func NewListing(dir string, m *Manifest, warnings []Problem, runnable []string) (*Listing, error) {
+func NewListing(dir string, m *manifest.Manifest, warnings []manifest.Problem, runnable []string) (*Listing, error) {
 	if m == nil || runnable == nil {
 		return nil, nil
 	}
@@ -72,7 +74,7 @@ func NewListing(dir string, m *Manifest, warnings []Problem, runnable []string) 
 // ManifestFingerprint is "size:mtime_ns:inode" of dir/SKILL.md, from one
 // lstat: no file is opened.
 func ManifestFingerprint(dir string) (string, error) {
-	p := filepath.Join(dir, ManifestFile)
+	p := filepath.Join(dir, manifest.ManifestFile)
 	var st unix.Stat_t
 	if err := unix.Lstat(p, &st); err != nil {
 		return "", &os.PathError{Op: "lstat", Path: p, Err: err}
@@ -103,28 +105,28 @@ func appendFingerprint(b []byte, st *unix.Stat_t) ([]byte, bool) {
 // SKILL.md, when the entry has a listing and SKILL.md still has the
 // recorded fingerprint. The manifest has no Body and no metadata: Layer 2
 // and info read the file. To check many entries, use Store.Listings.
-func (e *Entry) Indexed() (*Manifest, bool) {
+func (e *Entry) Indexed() (*manifest.Manifest, bool) {
 	if e.Listing == nil || e.Path == "" {
 		return nil, false
 	}
 	var st unix.Stat_t
-	if unix.Lstat(filepath.Join(e.Path, ManifestFile), &st) != nil {
+	if unix.Lstat(filepath.Join(e.Path, manifest.ManifestFile), &st) != nil {
 		return nil, false
 	}
 	return e.indexed(&st)
 }
 
-func (e *Entry) indexed(st *unix.Stat_t) (*Manifest, bool) {
+func (e *Entry) indexed(st *unix.Stat_t) (*manifest.Manifest, bool) {
 	var buf [64]byte
 	fp, ok := appendFingerprint(buf[:0], st)
 	l := e.Listing
 	if !ok || string(fp) != l.Fingerprint {
 		return nil, false
 	}
-	return &Manifest{
+	return &manifest.Manifest{
 		Name: e.Name, Description: e.Description, Version: e.Version,
 		MinAgentVersion: l.MinAgentVersion, MaxAgentVersion: l.MaxAgentVersion, AgentVersion: l.AgentVersion,
-		Plugin: l.Plugin, Scripts: l.Scripts, ScriptsIgnore: l.ScriptsIgnore, Permissions: Permissions{Env: l.Env, FS: l.FS, Network: l.Network},
+		Plugin: l.Plugin, Scripts: l.Scripts, ScriptsIgnore: l.ScriptsIgnore, Permissions: manifest.Permissions{Env: l.Env, FS: l.FS, Network: l.Network},
 		AllowedTools: l.AllowedTools, ArgumentHint: l.ArgumentHint, DisableModelInvocation: l.DisableModelInvocation,
 		UserInvocable: l.UserInvocable, Context: l.Context, Agent: l.Agent, Model: l.Model,
 	}, true
@@ -151,7 +153,7 @@ func (s *Store) Listings() *Listings {
 }
 
 // Indexed is e.Indexed.
-func (l *Listings) Indexed(e *Entry) (*Manifest, bool) {
+func (l *Listings) Indexed(e *Entry) (*manifest.Manifest, bool) {
 	if e.Listing == nil || e.Path == "" {
 		return nil, false
 	}
@@ -162,7 +164,7 @@ func (l *Listings) Indexed(e *Entry) (*Manifest, bool) {
 		return e.Indexed()
 	}
 	var buf [256]byte
-	rel := append(append(append(buf[:0], e.Path[len(l.dir)+1:]...), filepath.Separator), ManifestFile...)
+	rel := append(append(append(buf[:0], e.Path[len(l.dir)+1:]...), filepath.Separator), manifest.ManifestFile...)
 	var st unix.Stat_t
 	if unix.Fstatat(l.fd, string(rel), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return nil, false

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/registry/ocisrc"
 )
 
@@ -222,13 +224,13 @@ func (l *Lock) check() error {
 }
 
 func (e LockEntry) check() error {
-	if c, err := Canonical(e.Name); err != nil || c != e.Name {
+	if c, err := manifest.Canonical(e.Name); err != nil || c != e.Name {
 		return fmt.Errorf("name %q is not a canonical skill name", e.Name)
 	}
 	if e.Source == "" {
 		return fmt.Errorf(`no "source"`)
 	}
-	if err := checkCloneURL(e.Source); err != nil {
+	if err := gitsrc.CheckCloneURL(e.Source); err != nil {
 		return err
 	}
 	if e.Path != "" && (!fs.ValidPath(e.Path) || e.Path == ".") {
@@ -238,10 +240,10 @@ func (e LockEntry) check() error {
 		return fmt.Errorf("both a ref (%s) and a constraint (%s)", e.Ref, e.Constraint)
 	}
 	if ocisrc.IsOCI(e.Source) {
-		if d, ok := strings.CutPrefix(e.Commit, "sha256:"); !ok || len(d) != 64 || !isHex(d) || strings.ToLower(d) != d {
+		if d, ok := strings.CutPrefix(e.Commit, "sha256:"); !ok || len(d) != 64 || !gitsrc.IsHex(d) || strings.ToLower(d) != d {
 			return fmt.Errorf("commit %q of an oci:// source is not a manifest digest (sha256: and 64 lower-case hex digits)", e.Commit)
 		}
-	} else if len(e.Commit) != 40 || !isHex(e.Commit) || strings.ToLower(e.Commit) != e.Commit {
+	} else if len(e.Commit) != 40 || !gitsrc.IsHex(e.Commit) || strings.ToLower(e.Commit) != e.Commit {
 		return fmt.Errorf("commit %q is not a full lower-case SHA-1", e.Commit)
 	}
 	if !validH1(e.Hash) {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentskills/agent/registry/gitsrc"
+
 	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/registry/ocisrc"
 )
@@ -28,29 +30,14 @@ func sourceKind(u string) string {
 	return SourceGit
 }
 
-// ociSource reads oci://HOST/REPO[:TAG|@sha256:…|@CONSTRAINT] as a Source:
-// URL oci://HOST/REPO, Ref the digest (when given) or the tag, Constraint
-// the constraint.
-func ociSource(raw string) (Source, error) {
-	ref, err := ocisrc.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return Source{Raw: raw}, fmt.Errorf("%w: %v", ErrUnsupportedSource, err)
-	}
-	src := Source{Raw: raw, URL: ref.Repo(), Constraint: ref.Constraint, Ref: ref.Tag}
-	if ref.Digest != "" {
-		src.Ref = ref.Digest
-	}
-	return src, nil
-}
-
 // ociReference is the reference a FetchRequest for an oci:// URL names.
-func ociReference(req FetchRequest) (ocisrc.Reference, error) {
+func ociReference(req gitsrc.FetchRequest) (ocisrc.Reference, error) {
 	ref, err := ocisrc.Parse(req.URL)
 	if err != nil {
-		return ref, fmt.Errorf("fetch %s: %w: %v", req.URL, ErrUnsupportedSource, err)
+		return ref, fmt.Errorf("fetch %s: %w: %v", req.URL, gitsrc.ErrUnsupportedSource, err)
 	}
 	if ref.Tag != "" || ref.Digest != "" || ref.Constraint != "" {
-		return ref, fmt.Errorf("fetch %s: %w: the source URL holds a tag or digest; give it as the ref", req.URL, ErrUnsupportedSource)
+		return ref, fmt.Errorf("fetch %s: %w: the source URL holds a tag or digest; give it as the ref", req.URL, gitsrc.ErrUnsupportedSource)
 	}
 	switch {
 	case req.Constraint != "":
@@ -61,7 +48,7 @@ func ociReference(req FetchRequest) (ocisrc.Reference, error) {
 		ref.Tag = ocisrc.TagFor(req.Ref)
 	}
 	if _, err := ocisrc.Parse(ref.String()); err != nil {
-		return ref, fmt.Errorf("fetch %s: %w: %v", req.URL, ErrUnsupportedSource, err)
+		return ref, fmt.Errorf("fetch %s: %w: %v", req.URL, gitsrc.ErrUnsupportedSource, err)
 	}
 	return ref, nil
 }
@@ -70,22 +57,22 @@ func ociReference(req FetchRequest) (ocisrc.Reference, error) {
 // registry, git URLs that a mirror covers (pinned fetches only) from the
 // mirror, everything else from git.
 type sources struct {
-	git     Git
+	git     gitsrc.Git
 	oci     *ocisrc.Client
 	mirrors []Mirror
 }
 
-func (s sources) Fetch(ctx context.Context, req FetchRequest) (*Snapshot, error) {
+func (s sources) Fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, error) {
 	if ocisrc.IsOCI(req.URL) {
 		return s.fetchOCI(ctx, req)
 	}
-	if m, ok := mirrorFor(s.mirrors, req.URL); ok && req.Constraint == "" && len(req.Ref) == 40 && isHex(req.Ref) {
+	if m, ok := mirrorFor(s.mirrors, req.URL); ok && req.Constraint == "" && len(req.Ref) == 40 && gitsrc.IsHex(req.Ref) {
 		return s.fetchMirror(ctx, m, req)
 	}
 	return s.git.Fetch(ctx, req)
 }
 
-func (s sources) fetchOCI(ctx context.Context, req FetchRequest) (*Snapshot, error) {
+func (s sources) fetchOCI(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, error) {
 	ref, err := ociReference(req)
 	if err != nil {
 		return nil, err
@@ -97,7 +84,7 @@ func (s sources) fetchOCI(ctx context.Context, req FetchRequest) (*Snapshot, err
 	if err != nil {
 		return nil, ociError(err)
 	}
-	snap := &Snapshot{Commit: a.Ref.Digest, Kind: "commit", Ref: a.Ref.Digest, FS: a.FS("")}
+	snap := &gitsrc.Snapshot{Commit: a.Ref.Digest, Kind: "commit", Ref: a.Ref.Digest, FS: a.FS("")}
 	if ref.Digest == "" {
 		snap.Kind, snap.Ref = "tag", a.Ref.Tag
 	}
@@ -114,9 +101,9 @@ func (s sources) fetchOCI(ctx context.Context, req FetchRequest) (*Snapshot, err
 func ociError(err error) error {
 	switch {
 	case errors.Is(err, ocisrc.ErrNoMatchingVersion):
-		return fmt.Errorf("%w: %v", ErrNoMatchingVersion, err)
+		return fmt.Errorf("%w: %v", gitsrc.ErrNoMatchingVersion, err)
 	case errors.Is(err, ocisrc.ErrNotFound):
-		return fmt.Errorf("%w: %v", ErrRefNotFound, err)
+		return fmt.Errorf("%w: %v", gitsrc.ErrRefNotFound, err)
 	}
 	return err
 }
@@ -197,7 +184,7 @@ func sourcePath(src string) string {
 	return strings.TrimSuffix(strings.ReplaceAll(s, ":", "/"), ".git")
 }
 
-func (s sources) fetchMirror(ctx context.Context, m Mirror, req FetchRequest) (*Snapshot, error) {
+func (s sources) fetchMirror(ctx context.Context, m Mirror, req gitsrc.FetchRequest) (*gitsrc.Snapshot, error) {
 	ref, err := MirrorRef(m.OCI, req.URL, req.Path, req.Ref)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s from the mirror %s: %w", req.URL, m.OCI, err)
@@ -207,13 +194,13 @@ func (s sources) fetchMirror(ctx context.Context, m Mirror, req FetchRequest) (*
 	}
 	a, err := s.oci.Pull(ctx, ref)
 	if errors.Is(err, ocisrc.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s at %s (%q) is not in the mirror %s (looked for %s); fill it with agent skill mirror skills.lock %s", ErrRefNotFound, req.URL, short(req.Ref), req.Path, m.OCI, ref, m.OCI)
+		return nil, fmt.Errorf("%w: %s at %s (%q) is not in the mirror %s (looked for %s); fill it with agent skill mirror skills.lock %s", gitsrc.ErrRefNotFound, req.URL, gitsrc.Short(req.Ref), req.Path, m.OCI, ref, m.OCI)
 	}
 	if err != nil {
 		return nil, ociError(err)
 	}
 	if o := a.Config.Origin; o == nil || o.Source != req.URL || o.Path != req.Path || o.Commit != req.Ref {
-		return nil, fmt.Errorf("%w: %s in the mirror holds %+v, not %s at %s (%q); refill the mirror with agent skill mirror", ErrCommitMismatch, ref, a.Config.Origin, req.URL, short(req.Ref), req.Path)
+		return nil, fmt.Errorf("%w: %s in the mirror holds %+v, not %s at %s (%q); refill the mirror with agent skill mirror", ErrCommitMismatch, ref, a.Config.Origin, req.URL, gitsrc.Short(req.Ref), req.Path)
 	}
-	return &Snapshot{Commit: req.Ref, Kind: "commit", Ref: req.Ref, FS: a.FS(req.Path)}, nil
+	return &gitsrc.Snapshot{Commit: req.Ref, Kind: "commit", Ref: req.Ref, FS: a.FS(req.Path)}, nil
 }

@@ -3,6 +3,8 @@ package registry
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 func TestMirrorRef(t *testing.T) {
@@ -35,15 +37,15 @@ func TestParseSourceOCI(t *testing.T) {
 		{"oci://127.0.0.1:5000/team/hello@^1.2", "oci://127.0.0.1:5000/team/hello", "", "^1.2"},
 	}
 	for _, tc := range tests {
-		src, err := ParseSource(tc.in)
+		src, err := gitsrc.ParseSource(tc.in)
 		if err != nil || src.URL != tc.url || src.Ref != tc.ref || src.Constraint != tc.constraint {
 			t.Errorf("ParseSource(%q) = %+v, %v", tc.in, src, err)
 		}
-		if err := checkCloneURL(src.URL); err != nil {
-			t.Errorf("checkCloneURL(%q): %v", src.URL, err)
+		if err := gitsrc.CheckCloneURL(src.URL); err != nil {
+			t.Errorf("gitsrc.CheckCloneURL(%q): %v", src.URL, err)
 		}
 	}
-	if _, err := ParseSource("oci://Bad/Repo:1"); err == nil {
+	if _, err := gitsrc.ParseSource("oci://Bad/Repo:1"); err == nil {
 		t.Error("an invalid oci:// reference was accepted")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentskills/agent/registry/gitsrc"
+
 	"github.com/agentskills/agent/internal/gittest"
 )
 
@@ -44,8 +46,8 @@ func helperMain(op string) int {
 	var err error
 	switch op {
 	case "add":
-		var src Source
-		if src, err = ParseSource(os.Getenv("REGISTRY_SOURCE")); err == nil {
+		var src gitsrc.Source
+		if src, err = gitsrc.ParseSource(os.Getenv("REGISTRY_SOURCE")); err == nil {
 			_, err = s.Add(ctx, AddRequest{Source: src, Skill: os.Getenv("REGISTRY_SKILL"), Trusted: true}, buildPrep)
 		}
 	case "update":
@@ -144,7 +146,7 @@ func TestConcurrentAddGoroutines(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			src, _ := ParseSource(repo.FileURL())
+			src, _ := gitsrc.ParseSource(repo.FileURL())
 			if _, err := s.Add(context.Background(), AddRequest{Source: src, Skill: fmt.Sprintf("g%d", i)}, buildPrep); err != nil {
 				t.Error(err)
 			}

@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
+
 	"github.com/agentskills/agent/registry/ocisrc"
 )
 
@@ -36,23 +39,35 @@ func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, err
 	if err != nil {
 		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
 	}
-	m, _, err := loadManifestAs(dir, ManifestFile)
+	m, _, err := gitsrc.LoadManifestAs(dir, manifest.ManifestFile)
 	if err != nil {
 		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
 	}
 	ref, err := ocisrc.Parse(req.Ref)
 	if err != nil {
-		return Published{}, fmt.Errorf("publish %s: %w: %v", req.Skill, ErrUnsupportedSource, err)
+		return Published{}, fmt.Errorf("publish %s: %w: %v", req.Skill, gitsrc.ErrUnsupportedSource, err)
 	}
 	if ref.Digest != "" || ref.Constraint != "" {
-		return Published{}, fmt.Errorf("publish %s: %w: push to a tag (oci://HOST/REPO:TAG), not a digest or constraint", req.Skill, ErrUnsupportedSource)
+		return Published{}, fmt.Errorf("publish %s: %w: push to a tag (oci://HOST/REPO:TAG), not a digest or constraint", req.Skill, gitsrc.ErrUnsupportedSource)
 	}
 	if ref.Tag == "" {
 		if m.Version == "" {
-			return Published{}, fmt.Errorf("publish %s: %w: SKILL.md has no version to tag with; give one: %s:1.0.0", req.Skill, ErrUnsupportedSource, req.Ref)
+			return Published{}, fmt.Errorf("publish %s: %w: SKILL.md has no version to tag with; give one: %s:1.0.0", req.Skill, gitsrc.ErrUnsupportedSource, req.Ref)
 		}
 		ref.Tag = ocisrc.TagFor(m.Version)
 	}
+	// A skill's own git checkout is published without its .git folder:
+	// what is pushed is a copy as an install would write it.
+	tmp, err := os.MkdirTemp("", "agent-publish-")
+	if err != nil {
+		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
+	}
+	defer os.RemoveAll(tmp)
+	staged := filepath.Join(tmp, "skill")
+	if err := gitsrc.WriteTree(os.DirFS(dir), ".", staged); err != nil {
+		return Published{}, fmt.Errorf("publish %s: copy %s: %w", req.Skill, dir, err)
+	}
+	dir = staged
 	names, bad, err := skillFiles(dir)
 	if err != nil {
 		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
@@ -74,13 +89,13 @@ func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, err
 
 // publishDir is the folder of a skill folder path or an installed name.
 func (s *Store) publishDir(skill string) (string, error) {
-	if fi, err := os.Stat(filepath.Join(skill, ManifestFile)); err == nil && fi.Mode().IsRegular() {
+	if fi, err := os.Stat(filepath.Join(skill, manifest.ManifestFile)); err == nil && fi.Mode().IsRegular() {
 		return filepath.Abs(skill)
 	}
 	e, err := s.Get(skill)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return "", fmt.Errorf("%w; give an installed skill's name or a folder holding %s", err, ManifestFile)
+			return "", fmt.Errorf("%w; give an installed skill's name or a folder holding %s", err, manifest.ManifestFile)
 		}
 		return "", err
 	}
@@ -143,7 +158,7 @@ func (s *Store) mirrorOne(ctx context.Context, le LockEntry, prefix string, prog
 	// From git itself, never from a mirror.
 	g := s.Git
 	if g == nil {
-		g = &GoGit{}
+		g = &gitsrc.GoGit{}
 	}
 	req := s.fetchRequest(le.Source, le.Commit, "", progress)
 	snap, err := g.Fetch(ctx, req)
@@ -151,15 +166,15 @@ func (s *Store) mirrorOne(ctx context.Context, le LockEntry, prefix string, prog
 		return MirrorResult{}, err
 	}
 	if snap.Commit != le.Commit {
-		return MirrorResult{}, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", le.Source, short(le.Commit), ErrCommitMismatch, short(snap.Commit))
+		return MirrorResult{}, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", le.Source, gitsrc.Short(le.Commit), ErrCommitMismatch, gitsrc.Short(snap.Commit))
 	}
 	tmp, err := os.MkdirTemp("", "agent-mirror-")
 	if err != nil {
 		return MirrorResult{}, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := checkoutSkill(snap, le.Path, tmp, nil); err != nil {
-		return MirrorResult{}, fmt.Errorf("read %s at %s: %w", le.Source, short(le.Commit), err)
+	if err := gitsrc.CheckoutSkill(snap, le.Path, tmp, nil); err != nil {
+		return MirrorResult{}, fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
 	}
 	dir := filepath.Join(tmp, filepath.FromSlash(le.Path))
 	h1, _, err := HashSkill(dir)

@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/agentskills/agent/internal/flock"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // Names inside skills/.tmp/ and what recovery does with them. recover runs
@@ -48,7 +51,7 @@ func (s *Store) recover(entries []Entry) {
 		}
 		c, rest, _ := strings.Cut(name, ".")
 		kind, sha, _ := strings.Cut(rest, ".")
-		if cc, err := Canonical(c); err != nil || cc != c {
+		if cc, err := manifest.Canonical(c); err != nil || cc != c {
 			// Not ours (we only write canonical names): never let it
 			// point recovery at skills/ itself.
 			_ = os.RemoveAll(p)
@@ -156,7 +159,7 @@ func inode(p string) (uint64, bool) {
 func (s *Store) recoverPlugins(byName map[string]Entry) {
 	skills, _ := os.ReadDir(s.PluginsDir())
 	for _, sd := range skills {
-		if c, err := Canonical(sd.Name()); err != nil || c != sd.Name() {
+		if c, err := manifest.Canonical(sd.Name()); err != nil || c != sd.Name() {
 			continue
 		}
 		cdir := filepath.Join(s.PluginsDir(), sd.Name())
@@ -179,7 +182,7 @@ func (s *Store) recoverPlugins(byName map[string]Entry) {
 // within reports whether p is inside dir.
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != "." && insideRel(filepath.ToSlash(rel))
+	return err == nil && rel != "." && manifest.InsideRel(filepath.ToSlash(rel))
 }
 
 // work is a run's staging directory under skills/.tmp.
@@ -206,7 +209,7 @@ func (s *Store) newWork() (*work, error) {
 	}
 	// Blocking: a reader probing whether the run is alive (workAlive,
 	// outside the registry lock) may hold the lock for an instant.
-	if err := flock(f, syscall.LOCK_EX); err != nil {
+	if err := flock.Do(f, syscall.LOCK_EX); err != nil {
 		f.Close()
 		os.RemoveAll(dir)
 		return nil, err
@@ -219,7 +222,7 @@ func (w *work) path(name string) string { return filepath.Join(w.dir, name) }
 // close removes the staging directory, then releases ownership.
 func (w *work) close() {
 	_ = os.RemoveAll(w.dir)
-	_ = flock(w.owner, syscall.LOCK_UN)
+	_ = flock.Do(w.owner, syscall.LOCK_UN)
 	w.owner.Close()
 }
 
@@ -229,9 +232,9 @@ func workAlive(dir string) bool {
 		return false
 	}
 	defer f.Close()
-	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock.Do(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return true
 	}
-	_ = flock(f, syscall.LOCK_UN)
+	_ = flock.Do(f, syscall.LOCK_UN)
 	return false
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentskills/agent/registry/manifest"
+
 	"github.com/agentskills/agent/internal/gittest"
 )
 
@@ -140,7 +142,7 @@ func TestListEmpty(t *testing.T) {
 	if _, err := s.Get("x"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "agent skill add") {
 		t.Errorf("Get = %v", err)
 	}
-	if _, err := s.Get("../x"); !errors.Is(err, ErrInvalidName) {
+	if _, err := s.Get("../x"); !errors.Is(err, manifest.ErrInvalidName) {
 		t.Errorf("Get(../x) = %v; want ErrInvalidName", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // RollbackRequest is what `agent skill rollback` asks for.
@@ -40,7 +42,7 @@ func (s *Store) rollback(ctx context.Context, req RollbackRequest, prep Prepare)
 		return plan, fmt.Errorf("%w: %s has not been updated since it was installed (agent skill update moves it; agent skill info shows its commit)", ErrNoPrevious, e.Canonical)
 	}
 	if e.PreviousSHA == e.CommitSHA {
-		return plan, fmt.Errorf("%w: %s records its current commit %s as the previous one", ErrNoPrevious, e.Canonical, short(e.CommitSHA))
+		return plan, fmt.Errorf("%w: %s records its current commit %s as the previous one", ErrNoPrevious, e.Canonical, gitsrc.Short(e.CommitSHA))
 	}
 	// An entry written before previous_dir_hash was recorded has none:
 	// the fetched commit is still checked to be previous_sha.

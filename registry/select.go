@@ -3,6 +3,8 @@ package registry
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // Select returns the skills an AGENT_SKILLS value activates (SPEC §7), in
@@ -20,7 +22,7 @@ func Select(entries []Entry, spec string) ([]Entry, []string) {
 	merged := map[string]Entry{}
 	for _, e := range entries {
 		if e.Canonical == "" {
-			c, err := Canonical(e.Name)
+			c, err := manifest.Canonical(e.Name)
 			if err != nil {
 				continue
 			}
@@ -60,7 +62,7 @@ func Selected(entries []Entry, spec string) ([]bool, []string) {
 	for i := range entries {
 		c := entries[i].Canonical
 		if c == "" {
-			c, _ = Canonical(entries[i].Name)
+			c, _ = manifest.Canonical(entries[i].Name)
 		}
 		mask[i] = on[c]
 	}
@@ -118,7 +120,7 @@ func selectSorted(sorted []Entry, spec string) ([]bool, []string) {
 		if name == "" {
 			continue
 		}
-		c, err := Canonical(name)
+		c, err := manifest.Canonical(name)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: %q is not a valid skill name; list names separated by commas", name))
 			continue
@@ -130,7 +132,7 @@ func selectSorted(sorted []Entry, spec string) ([]bool, []string) {
 			for _, e := range sorted {
 				names = append(names, e.Canonical)
 			}
-			if s := Suggest(c, names); s != "" {
+			if s := manifest.Suggest(c, names); s != "" {
 				warnings = append(warnings, fmt.Sprintf("AGENT_SKILLS: skill %q is not installed; did you mean %s? (see agent skill list)", name, s))
 				continue
 			}

@@ -14,6 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentskills/agent/registry/manifest"
+
+	"github.com/agentskills/agent/internal/flock"
+	"github.com/agentskills/agent/internal/tooldesc"
+	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
 )
 
@@ -25,16 +30,7 @@ type Plugin struct {
 
 // Tool is a tool a skill's plugin described at install, cached so that
 // listing tools needs no process.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
-	// Title, Annotations (the SDK's JSON) and OutputSchema travel from the
-	// plugin's describe to MCP clients.
-	Title        string          `json:"title,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
-	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-}
+type Tool = tooldesc.Tool
 
 // Entry is one installed skill in registry.json (SPEC §5).
 type Entry struct {
@@ -96,7 +92,7 @@ type registryFile struct {
 // Store is the set of installed skills under one AGENT_HOME.
 type Store struct {
 	Home string           // AGENT_HOME
-	Git  Git              // nil means &GoGit{}
+	Git  gitsrc.Git       // nil means &GoGit{}
 	Now  func() time.Time // nil means time.Now
 	// OCI pulls oci:// sources and mirrors; nil is a client that reads
 	// the Docker configuration's credentials.
@@ -141,10 +137,10 @@ func (s *Store) lockPath() string { return filepath.Join(s.SkillsDir(), ".lock")
 
 func (s *Store) skillDir(canonical string) string { return filepath.Join(s.SkillsDir(), canonical) }
 
-func (s *Store) git() Git {
+func (s *Store) git() gitsrc.Git {
 	src := sources{git: s.Git, oci: s.OCI, mirrors: s.Mirrors}
 	if src.git == nil {
-		src.git = &GoGit{}
+		src.git = &gitsrc.GoGit{}
 	}
 	if src.oci == nil {
 		src.oci = &ocisrc.Client{}
@@ -185,7 +181,7 @@ func (s *Store) Get(name string) (Entry, error) {
 }
 
 func find(entries []Entry, name string) (Entry, error) {
-	c, err := Canonical(name)
+	c, err := manifest.Canonical(name)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -330,23 +326,14 @@ func (s *Store) lock() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock registry: %w", err)
 	}
-	if err := flock(f, syscall.LOCK_EX); err != nil {
+	if err := flock.Do(f, syscall.LOCK_EX); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock registry %s: %w", s.lockPath(), err)
 	}
 	return func() {
-		_ = flock(f, syscall.LOCK_UN)
+		_ = flock.Do(f, syscall.LOCK_UN)
 		f.Close()
 	}, nil
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
 }
 
 // read loads registry.json. Writers replace it by rename, so a reader sees
@@ -406,7 +393,7 @@ func (s *Store) read() ([]Entry, error) {
 	skills := *rf.Skills
 	seen := map[string]bool{}
 	for i, e := range skills {
-		c, err := Canonical(e.Canonical)
+		c, err := manifest.Canonical(e.Canonical)
 		if err != nil || c != e.Canonical {
 			return nil, corrupt(fmt.Sprintf("entry %d has an invalid canonical name %q", i, e.Canonical))
 		}

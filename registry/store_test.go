@@ -19,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
+
 	"github.com/agentskills/agent/internal/gittest"
 )
 
@@ -31,13 +34,13 @@ func skillMD(name string, extra ...string) string {
 func newStore(t *testing.T) *Store {
 	t.Helper()
 	s := NewStore(filepath.Join(t.TempDir(), "home"))
-	s.Git = &GoGit{Sleep: func(context.Context, time.Duration) error { return nil }}
+	s.Git = &gitsrc.GoGit{Sleep: func(context.Context, time.Duration) error { return nil }}
 	return s
 }
 
 func add(t *testing.T, s *Store, source string, mod func(*AddRequest), prep Prepare) (Entry, error) {
 	t.Helper()
-	src, err := ParseSource(source)
+	src, err := gitsrc.ParseSource(source)
 	if err != nil {
 		t.Fatalf("ParseSource(%q): %v", source, err)
 	}
@@ -322,29 +325,29 @@ func TestAddErrorsLeaveNothing(t *testing.T) {
 		wantMsg string
 		sleeps  int
 	}{
-		{name: "repo not found http", source: gittest.ServeRepo(t, good) + "-missing", wantErr: ErrRepoNotFound},
-		{name: "repo not found file", source: "file://" + filepath.Join(t.TempDir(), "missing"), wantErr: ErrRepoNotFound},
-		{name: "not a repo", source: t.TempDir(), wantErr: ErrRepoNotFound},
-		{name: "unreachable", source: closed, wantErr: ErrUnreachable, sleeps: 2, wantMsg: "3 tries"},
-		{name: "auth required", source: auth.URL + "/r.git", wantErr: ErrAuthRequired},
-		{name: "empty repo", source: empty.FileURL(), wantErr: ErrNoSkill},
-		{name: "ref not found", source: tags.FileURL() + "@nope", wantErr: ErrRefNotFound, wantMsg: "v1.1.0"},
-		{name: "no matching version", source: tags.FileURL() + "@^2", wantErr: ErrNoMatchingVersion, wantMsg: "1.1.0, 1.0.0"},
-		{name: "no skill", source: none.FileURL(), wantErr: ErrNoSkill, wantMsg: "skills/*/SKILL.md"},
-		{name: "ambiguous", source: multi.FileURL(), wantErr: ErrAmbiguousSkill, wantMsg: "a (a), b (b)"},
-		{name: "wrong selector", source: multi.FileURL(), mod: func(r *AddRequest) { r.Skill = "c" }, wantErr: ErrNoSkill, wantMsg: "found: a (a), b (b)"},
-		{name: "invalid manifest", source: invalid.FileURL(), wantErr: ErrInvalidManifest, wantMsg: "SKILL.md:2"},
-		{name: "symlinked SKILL.md", source: linked.FileURL(), wantErr: ErrInvalidManifest, wantMsg: "symbolic link"},
+		{name: "repo not found http", source: gittest.ServeRepo(t, good) + "-missing", wantErr: gitsrc.ErrRepoNotFound},
+		{name: "repo not found file", source: "file://" + filepath.Join(t.TempDir(), "missing"), wantErr: gitsrc.ErrRepoNotFound},
+		{name: "not a repo", source: t.TempDir(), wantErr: gitsrc.ErrRepoNotFound},
+		{name: "unreachable", source: closed, wantErr: gitsrc.ErrUnreachable, sleeps: 2, wantMsg: "3 tries"},
+		{name: "auth required", source: auth.URL + "/r.git", wantErr: gitsrc.ErrAuthRequired},
+		{name: "empty repo", source: empty.FileURL(), wantErr: gitsrc.ErrNoSkill},
+		{name: "ref not found", source: tags.FileURL() + "@nope", wantErr: gitsrc.ErrRefNotFound, wantMsg: "v1.1.0"},
+		{name: "no matching version", source: tags.FileURL() + "@^2", wantErr: gitsrc.ErrNoMatchingVersion, wantMsg: "1.1.0, 1.0.0"},
+		{name: "no skill", source: none.FileURL(), wantErr: gitsrc.ErrNoSkill, wantMsg: "skills/*/SKILL.md"},
+		{name: "ambiguous", source: multi.FileURL(), wantErr: gitsrc.ErrAmbiguousSkill, wantMsg: "a (a), b (b)"},
+		{name: "wrong selector", source: multi.FileURL(), mod: func(r *AddRequest) { r.Skill = "c" }, wantErr: gitsrc.ErrNoSkill, wantMsg: "found: a (a), b (b)"},
+		{name: "invalid manifest", source: invalid.FileURL(), wantErr: manifest.ErrInvalidManifest, wantMsg: "SKILL.md:2"},
+		{name: "symlinked SKILL.md", source: linked.FileURL(), wantErr: manifest.ErrInvalidManifest, wantMsg: "symbolic link"},
 		{name: "absolute symlink", source: escape.FileURL(), wantErr: ErrLink, wantMsg: "passwd is a symbolic link to /"},
 		{name: "relative symlink escape", source: escapeRel.FileURL(), wantErr: ErrLink, wantMsg: "outside the skill"},
 		{name: "symlink inside", source: inner.FileURL(), prep: countPrep, wantErr: ErrLink, wantMsg: "docs-link is a symbolic link to README.md"},
 		{name: "plugin folder links out", source: pluginOut.FileURL(), prep: countPrep, wantErr: ErrLink, wantMsg: "plugin is a symbolic link"},
-		{name: "incompatible", source: incompatible.FileURL(), wantErr: ErrIncompatible, wantMsg: "0.5.0"},
+		{name: "incompatible", source: incompatible.FileURL(), wantErr: manifest.ErrIncompatible, wantMsg: "0.5.0"},
 		{name: "prepare fails", source: good.FileURL(), prep: failPrep, wantMsg: "go build failed"},
 		{name: "prepare plugin outside", source: good.FileURL(), prep: outsidePrep, wantMsg: "neither"},
-		{name: "bad name flag", source: good.FileURL(), mod: func(r *AddRequest) { r.Name = "../x" }, wantErr: ErrInvalidName},
-		{name: "command transport", source: good.FileURL(), mod: func(r *AddRequest) { r.Source = Source{Raw: "ext::sh", URL: "ext::sh -c id"} }, wantErr: ErrUnsupportedSource},
-		{name: "ref and constraint", source: good.FileURL(), mod: func(r *AddRequest) { r.Source.Ref = "main"; r.Source.Constraint = "^1" }, wantErr: ErrUnsupportedSource},
+		{name: "bad name flag", source: good.FileURL(), mod: func(r *AddRequest) { r.Name = "../x" }, wantErr: manifest.ErrInvalidName},
+		{name: "command transport", source: good.FileURL(), mod: func(r *AddRequest) { r.Source = gitsrc.Source{Raw: "ext::sh", URL: "ext::sh -c id"} }, wantErr: gitsrc.ErrUnsupportedSource},
+		{name: "ref and constraint", source: good.FileURL(), mod: func(r *AddRequest) { r.Source.Ref = "main"; r.Source.Constraint = "^1" }, wantErr: gitsrc.ErrUnsupportedSource},
 		{name: "already installed", source: good.FileURL(), wantErr: ErrAlreadyInstalled, wantMsg: "agent skill update good",
 			setup: func(t *testing.T, s *Store) { mustAdd(t, s, good.FileURL(), nil, buildPrep) }},
 		{name: "already installed by name", source: multi.FileURL(), mod: func(r *AddRequest) { r.Skill = "a"; r.Name = "GOOD" }, wantErr: ErrAlreadyInstalled,
@@ -358,7 +361,7 @@ func TestAddErrorsLeaveNothing(t *testing.T) {
 			t.Parallel()
 			s := newStore(t)
 			var sleeps atomic.Int32
-			s.Git = &GoGit{Sleep: func(context.Context, time.Duration) error { sleeps.Add(1); return nil }}
+			s.Git = &gitsrc.GoGit{Sleep: func(context.Context, time.Duration) error { sleeps.Add(1); return nil }}
 			if tt.setup != nil {
 				tt.setup(t, s)
 			}

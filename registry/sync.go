@@ -8,6 +8,10 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+
+	"github.com/agentskills/agent/registry/manifest"
+
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // Sync actions: what making one skill equal to the lock takes.
@@ -182,12 +186,12 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	if err != nil {
 		return err
 	}
-	if fi, err := fs.Stat(snap.FS, fsPath(le.Path)); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%w: the skill folder %q is not in commit %s of %s", ErrNoSkill, le.Path, short(le.Commit), le.Source)
+	if fi, err := fs.Stat(snap.FS, gitsrc.FSPath(le.Path)); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%w: the skill folder %q is not in commit %s of %s", gitsrc.ErrNoSkill, le.Path, gitsrc.Short(le.Commit), le.Source)
 	}
 	repoDir := w.path("repo")
-	if err := checkoutSkill(snap, le.Path, repoDir, nil); err != nil {
-		return fmt.Errorf("read %s at %s: %w", le.Source, short(le.Commit), err)
+	if err := gitsrc.CheckoutSkill(snap, le.Path, repoDir, nil); err != nil {
+		return fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(le.Path))
 	got, _, err := HashSkill(skillDir)
@@ -197,16 +201,16 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	if le.Hash != "" && got != le.Hash {
 		return hashMismatch(le, got)
 	}
-	m, warns, err := loadManifestAs(skillDir, filepath.ToSlash(filepath.Join(le.Path, ManifestFile)))
+	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(filepath.Join(le.Path, manifest.ManifestFile)))
 	if err != nil {
 		return err
 	}
 	if m.Plugin != nil && m.Plugin.Build != "" {
-		if err := checkoutSkill(snap, le.Path, repoDir, m); err != nil {
-			return fmt.Errorf("read %s at %s: %w", le.Source, short(le.Commit), err)
+		if err := gitsrc.CheckoutSkill(snap, le.Path, repoDir, m); err != nil {
+			return fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
 		}
 	}
-	if err := CheckCompatibility(m, req.AgentVersion); err != nil {
+	if err := manifest.CheckCompatibility(m, req.AgentVersion); err != nil {
 		return err
 	}
 	if req.Warn != nil {
@@ -229,7 +233,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 		e.PreviousSHA, e.PreviousDirHash = cur.CommitSHA, cur.DirHash
 	} else {
 		e = Entry{Canonical: le.Name, Name: m.Name, Source: sourceKind(le.Source), InstalledAt: now, Path: s.skillDir(le.Name)}
-		if c, err := Canonical(m.Name); err != nil || c != le.Name {
+		if c, err := manifest.Canonical(m.Name); err != nil || c != le.Name {
 			e.Name = le.Name // installed under another name (add --name)
 		}
 	}
@@ -261,5 +265,5 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 
 func hashMismatch(le LockEntry, got string) error {
 	return fmt.Errorf("%w: %s at commit %s of %s: the lock says %s, the fetched folder %q hashes to %s; nothing was changed for %s. If the lock is right, the source was tampered with; if the source is right, run agent skill lock on a machine you trust",
-		ErrHashMismatch, le.Name, short(le.Commit), le.Source, le.Hash, le.Path, got, le.Name)
+		ErrHashMismatch, le.Name, gitsrc.Short(le.Commit), le.Source, le.Hash, le.Path, got, le.Name)
 }

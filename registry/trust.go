@@ -3,6 +3,8 @@ package registry
 import (
 	"context"
 	"fmt"
+
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // TrustRequest is what `agent skill trust` asks for.
@@ -56,7 +58,7 @@ func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entr
 	// in between is refused too. A plugin is a module of its own inside
 	// the skill, so the folder is all the build needs (no network).
 	skillDir := w.path("src")
-	if err := copySkill(e.Path, skillDir); err != nil {
+	if err := gitsrc.CopySkill(e.Path, skillDir); err != nil {
 		return Entry{}, fmt.Errorf("copy %s to build it: %w", e.Canonical, err)
 	}
 	st := &Staged{
@@ -92,7 +94,7 @@ func (s *Store) markTrusted(e Entry, b *trustBuild) (Entry, error) {
 			return nil, err
 		}
 		if cur.CommitSHA != e.CommitSHA || cur.DirHash != e.DirHash {
-			return nil, fmt.Errorf("it changed to %s while trusting; run agent skill trust %s again", short(cur.CommitSHA), e.Canonical)
+			return nil, fmt.Errorf("it changed to %s while trusting; run agent skill trust %s again", gitsrc.Short(cur.CommitSHA), e.Canonical)
 		}
 		cur.Trusted = true
 		if b != nil && cur.Plugin == nil {

@@ -11,7 +11,11 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/agentskills/agent/registry/manifest"
+
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // UpdateRequest is what `agent skill update` asks for.
@@ -104,7 +108,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		return UpdateResult{}, fmt.Errorf("%w: it is rebuilt from %s when its sources change", ErrLinked, e.Path)
 	}
 	res := UpdateResult{UpdatePlan: UpdatePlan{Name: e.Canonical, OldSHA: e.CommitSHA, NewSHA: e.CommitSHA, OldVersion: e.Version, NewVersion: e.Version}}
-	if e.Constraint == "" && e.Ref != "" && isHex(e.Ref) && len(e.Ref) >= 4 && len(e.CommitSHA) >= len(e.Ref) && e.CommitSHA[:len(e.Ref)] == e.Ref {
+	if e.Constraint == "" && e.Ref != "" && gitsrc.IsHex(e.Ref) && len(e.Ref) >= 4 && len(e.CommitSHA) >= len(e.Ref) && e.CommitSHA[:len(e.Ref)] == e.Ref {
 		res.Status = StatusPinned
 		return res, nil
 	}
@@ -131,21 +135,21 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		res.Status = StatusUpToDate
 		return res, nil
 	}
-	if fi, err := fs.Stat(snap.FS, fsPath(e.Subdir)); err != nil || !fi.IsDir() {
-		return res, fmt.Errorf("%w: the skill folder %q is gone at %s; remove the skill and add it again", ErrNoSkill, e.Subdir, short(newSHA))
+	if fi, err := fs.Stat(snap.FS, gitsrc.FSPath(e.Subdir)); err != nil || !fi.IsDir() {
+		return res, fmt.Errorf("%w: the skill folder %q is gone at %s; remove the skill and add it again", gitsrc.ErrNoSkill, e.Subdir, gitsrc.Short(newSHA))
 	}
 	repoDir := w.path("repo")
-	if err := checkoutSkill(snap, e.Subdir, repoDir, nil); err != nil {
-		return res, fmt.Errorf("read %s at %s: %w", e.GitURL, short(newSHA), err)
+	if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, nil); err != nil {
+		return res, fmt.Errorf("read %s at %s: %w", e.GitURL, gitsrc.Short(newSHA), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(e.Subdir))
-	m, warns, err := loadManifestAs(skillDir, filepath.ToSlash(filepath.Join(e.Subdir, ManifestFile)))
+	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(filepath.Join(e.Subdir, manifest.ManifestFile)))
 	if err != nil {
 		return res, err
 	}
 	if m.Plugin != nil && m.Plugin.Build != "" {
-		if err := checkoutSkill(snap, e.Subdir, repoDir, m); err != nil {
-			return res, fmt.Errorf("read %s at %s: %w", e.GitURL, short(newSHA), err)
+		if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, m); err != nil {
+			return res, fmt.Errorf("read %s at %s: %w", e.GitURL, gitsrc.Short(newSHA), err)
 		}
 	}
 	version := snap.Version
@@ -158,7 +162,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		res.Status = StatusWouldUpdate
 		return res, nil
 	}
-	if err := CheckCompatibility(m, req.AgentVersion); err != nil {
+	if err := manifest.CheckCompatibility(m, req.AgentVersion); err != nil {
 		return res, err
 	}
 	if req.Confirm != nil {
@@ -209,7 +213,7 @@ func (s *Store) commitMove(e, ne Entry, inst installable) error {
 			return nil, err
 		}
 		if cur.CommitSHA != e.CommitSHA {
-			return nil, fmt.Errorf("it changed to %s meanwhile; run the command again", short(cur.CommitSHA))
+			return nil, fmt.Errorf("it changed to %s meanwhile; run the command again", gitsrc.Short(cur.CommitSHA))
 		}
 		if cur.Trusted != e.Trusted {
 			return nil, fmt.Errorf("its trust changed meanwhile; run the command again")
@@ -238,10 +242,10 @@ func (s *Store) commitMove(e, ne Entry, inst installable) error {
 // localEdits lists files in the installed folder that differ from the
 // installed commit: changed, added or deleted (slash paths, sorted). If the
 // old commit is no longer in the repository it cannot tell, and says so.
-func localEdits(snap *Snapshot, e Entry) []string {
-	want, err := snap.blobHashes(e.CommitSHA, e.Subdir)
+func localEdits(snap *gitsrc.Snapshot, e Entry) []string {
+	want, err := snap.BlobHashes(e.CommitSHA, e.Subdir)
 	if err != nil {
-		return []string{"(cannot compare: commit " + short(e.CommitSHA) + " is no longer in the repository)"}
+		return []string{"(cannot compare: commit " + gitsrc.Short(e.CommitSHA) + " is no longer in the repository)"}
 	}
 	var edits []string
 	seen := map[string]bool{}

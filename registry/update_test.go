@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentskills/agent/registry/manifest"
+
 	"github.com/agentskills/agent/internal/gittest"
 )
 
@@ -197,12 +199,12 @@ func TestUpdateErrors(t *testing.T) {
 	repo.Commit(t, map[string]string{"SKILL.md": skillMD("u", "min_agent_version: 9.0.0")}, "needs new agent")
 	before := tree(t, s.Home)
 	_, err := s.Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, buildPrep)
-	if !errors.Is(err, ErrIncompatible) {
+	if !errors.Is(err, manifest.ErrIncompatible) {
 		t.Fatalf("Update = %v; want ErrIncompatible", err)
 	}
 	repo.Commit(t, map[string]string{"SKILL.md": "---\n- broken\n---\n"}, "broken")
 	_, err = s.Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, buildPrep)
-	if !errors.Is(err, ErrInvalidManifest) {
+	if !errors.Is(err, manifest.ErrInvalidManifest) {
 		t.Fatalf("Update = %v; want ErrInvalidManifest", err)
 	}
 	repo.Commit(t, map[string]string{"SKILL.md": skillMD("u")}, "fixed")

@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 //go:embed skills/*/SKILL.md
@@ -26,7 +27,7 @@ var files embed.FS
 
 type skill struct {
 	entry    registry.Entry
-	manifest *registry.Manifest
+	manifest *manifest.Manifest
 }
 
 // load parses every bundled SKILL.md once. A broken one is a bug caught by
@@ -38,16 +39,16 @@ var load = sync.OnceValue(func() map[string]skill {
 	}
 	out := map[string]skill{}
 	for _, d := range dirs {
-		file := path.Join("skills", d.Name(), registry.ManifestFile)
+		file := path.Join("skills", d.Name(), manifest.ManifestFile)
 		data, err := files.ReadFile(file)
 		if err != nil {
 			panic(fmt.Sprintf("bundled skills: %v", err))
 		}
-		m, _, err := registry.ParseManifest("bundled:"+file, data)
+		m, _, err := manifest.ParseManifest("bundled:"+file, data)
 		if err != nil {
 			panic(fmt.Sprintf("bundled skills: %v", err))
 		}
-		canon, err := registry.Canonical(m.Name)
+		canon, err := manifest.Canonical(m.Name)
 		if err != nil {
 			panic(fmt.Sprintf("bundled skills: %v", err))
 		}
@@ -83,7 +84,7 @@ func Entries() []registry.Entry {
 // Manifest parses the SKILL.md of the bundled skill with this canonical name.
 // It returns registry.ErrNotFound (wrapped) when there is none. The manifest
 // is shared: callers must not modify it.
-func Manifest(canonical string) (*registry.Manifest, error) {
+func Manifest(canonical string) (*manifest.Manifest, error) {
 	s, ok := load()[canonical]
 	if !ok {
 		return nil, fmt.Errorf("bundled skill %q: %w", canonical, registry.ErrNotFound)

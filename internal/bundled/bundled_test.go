@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 func TestEntries(t *testing.T) {
@@ -56,7 +57,7 @@ func TestSkillAuthoringValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, warns, err := registry.ParseManifest("SKILL.md", data)
+	_, warns, err := manifest.ParseManifest("SKILL.md", data)
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("validate: err %v, warnings %v", err, warns)
 	}

@@ -8,7 +8,6 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentskills/agent/internal/workspace"
-	"github.com/agentskills/agent/sdk"
 )
 
 func TestBinaryContentConvention(t *testing.T) {
@@ -58,7 +57,7 @@ func FuzzToolResult(f *testing.F) {
 		if !json.Valid(value) && len(value) > 0 {
 			return // the host hands over JSON only
 		}
-		res := toolResult(ref, sdk.Result{Value: value})
+		res := toolResult(workspace.Outcome{Tool: ref, Value: value})
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			t.Fatalf("structuredContent of %q does not marshal: %v", value, err)

@@ -21,7 +21,14 @@ import (
 // its URL once it listens.
 func httpServer(t *testing.T, home string, args ...string) (url string, stderr *lockedWriter) {
 	t.Helper()
-	cmd := exec.Command(agentBin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
+	url, stderr, _ = startHTTP(t, home, args...)
+	return url, stderr
+}
+
+// startHTTP is httpServer that also returns the server's process.
+func startHTTP(t *testing.T, home string, args ...string) (url string, stderr *lockedWriter, cmd *exec.Cmd) {
+	t.Helper()
+	cmd = exec.Command(agentBin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = env(home)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, err := cmd.StderrPipe()
@@ -59,7 +66,7 @@ func httpServer(t *testing.T, home string, args ...string) (url string, stderr *
 	case <-time.After(30 * time.Second):
 		t.Fatalf("agent mcp --http did not say where it listens:\n%s", stderr.String())
 	}
-	return url, stderr
+	return url, stderr, cmd
 }
 
 type bearer struct {

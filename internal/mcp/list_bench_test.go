@@ -17,6 +17,7 @@ import (
 	"github.com/agentskills/agent/internal/mcp"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // syntheticWorkspace has skills skills of tools tools each, as the registry
@@ -41,7 +42,7 @@ func syntheticWorkspace(tb testing.TB, skills, tools int) func(context.Context) 
 			})
 		}
 		all = append(all, e)
-		active = append(active, &workspace.ActiveSkill{Entry: e, Manifest: &registry.Manifest{Name: name, Description: e.Description, Body: "Use the tools."}})
+		active = append(active, &workspace.ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: name, Description: e.Description, Body: "Use the tools."}})
 	}
 	return func(context.Context) (*workspace.Workspace, error) {
 		return workspace.New(workspace.Config{Home: tb.TempDir()}, all, active)

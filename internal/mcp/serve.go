@@ -5,13 +5,16 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -49,11 +52,18 @@ func (s *Server) ServeTransport(ctx context.Context, t sdkmcp.Transport) error {
 }
 
 // endOnEOF wraps the one-session transport so that the end of its input
-// (the client closed stdin, or the pipe broke) cancels every running call
-// at once: go-sdk's Run waits for running handlers before it returns.
+// (the client closed stdin, or the pipe broke) first lets the calls it
+// sent be answered (SPEC §13: `printf '...' | agent mcp` gets every
+// answer), then, after drainTimeout, cancels the ones still running (a
+// client that went away cancels its calls, §12), and only then reports
+// the end to go-sdk, which refuses to write once it has seen it.
 func (s *Server) endOnEOF(t sdkmcp.Transport) sdkmcp.Transport {
 	return &eofTransport{Transport: t, onEOF: s.endCalls}
 }
+
+// drainTimeout is how long calls still running at stdin EOF may take to
+// answer before they are cancelled; the cancelled calls then answer too.
+const drainTimeout = 5 * time.Second
 
 type eofTransport struct {
 	sdkmcp.Transport
@@ -65,20 +75,87 @@ func (t *eofTransport) Connect(ctx context.Context) (sdkmcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &eofConn{Connection: c, onEOF: t.onEOF}, nil
+	return &eofConn{Connection: c, onEOF: t.onEOF, pending: map[jsonrpc.ID]bool{}, answered: make(chan struct{}, 1)}, nil
 }
 
+// eofConn counts the calls read and not yet answered.
 type eofConn struct {
 	sdkmcp.Connection
 	onEOF func()
+
+	mu       sync.Mutex
+	pending  map[jsonrpc.ID]bool
+	answered chan struct{} // a pending call was answered (or dropped)
 }
 
 func (c *eofConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
 	if err != nil {
+		c.drain(ctx)
 		c.onEOF()
+		return m, err
+	}
+	if req, ok := m.(*jsonrpc.Request); ok {
+		c.mu.Lock()
+		switch {
+		case req.IsCall():
+			c.pending[req.ID] = true
+		case req.Method == "notifications/cancelled":
+			// A cancelled call gets no answer (MCP cancellation).
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					delete(c.pending, id)
+				}
+			}
+		}
+		c.mu.Unlock()
 	}
 	return m, err
+}
+
+func (c *eofConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, m)
+	if resp, ok := m.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		delete(c.pending, resp.ID)
+		c.mu.Unlock()
+		select {
+		case c.answered <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+// drain waits until every pending call is answered: up to drainTimeout
+// as they are, then as long again after cancelling them.
+func (c *eofConn) drain(ctx context.Context) {
+	wait := func(d time.Duration) bool {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		for {
+			c.mu.Lock()
+			n := len(c.pending)
+			c.mu.Unlock()
+			if n == 0 {
+				return true
+			}
+			select {
+			case <-c.answered:
+			case <-timer.C:
+				return false
+			case <-ctx.Done():
+				return false
+			}
+		}
+	}
+	if !wait(drainTimeout) {
+		c.onEOF()
+		wait(drainTimeout)
+	}
 }
 
 func (s *Server) serve(ctx context.Context, run func(context.Context) error) error {
@@ -100,9 +177,16 @@ type HTTPOptions struct {
 	Addr  string // host:port; the host must be a loopback address
 	Token string // bearer token every request must carry
 	// Ready, if set, is called with the address listened on (the port
-	// is known even when Addr asked for port 0).
-	Ready func(addr string)
+	// is known even when Addr asked for port 0), before any request is
+	// served. Keep state (a generated token) here, not before ServeHTTP:
+	// nothing is written when the bind fails. An error ends ServeHTTP.
+	Ready func(addr string) error
 }
+
+// MaxRequestBody caps an HTTP request body while it is read (SPEC §13):
+// a larger one is refused with 413 having cost at most this much memory.
+// It is also the longest stdio message go-sdk accepts by default.
+const MaxRequestBody = 16 << 20
 
 // ServeHTTP serves streamable HTTP at Path on a loopback address until
 // ctx ends. Every request needs "Authorization: Bearer <token>"; go-sdk
@@ -125,7 +209,7 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 	}
 	handler := sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s.srv }, &sdkmcp.StreamableHTTPOptions{
 		Logger:              s.log,
-		MaxRequestBodyBytes: 64 << 20,
+		MaxRequestBodyBytes: MaxRequestBody,
 	})
 	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(o.Token)) != 1 {
@@ -140,11 +224,14 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 		}
 		handler.ServeHTTP(w, r)
 	})
-	mux.Handle(Path, auth.RequireBearerToken(verify, nil)(endOnDelete))
+	mux.Handle(Path, checkOrigin(challenge(o.Token, auth.RequireBearerToken(verify, nil)(endOnDelete))))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s.serve(ctx, func(ctx context.Context) error {
 		if o.Ready != nil {
-			o.Ready(ln.Addr().String())
+			if err := o.Ready(ln.Addr().String()); err != nil {
+				ln.Close()
+				return err
+			}
 		}
 		errc := make(chan error, 1)
 		go func() { errc <- hs.Serve(ln) }()
@@ -160,28 +247,88 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 	})
 }
 
-// LoadOrCreateToken returns the token kept in stateDir/TokenFile, making
-// one (32 random bytes, hex) when there is none. created says whether it
-// is new, so that a front end prints it once.
-func LoadOrCreateToken(stateDir string) (token string, created bool, err error) {
-	p := filepath.Join(stateDir, TokenFile)
-	if b, err := os.ReadFile(p); err == nil {
-		if t := strings.TrimSpace(string(b)); t != "" {
-			return t, false, nil
+// checkOrigin answers 403 to a request whose Origin header names
+// anything but a loopback host: a web page the user visits must not drive
+// the server from the browser (MCP transports, "Security Warning").
+// Requests without Origin (every non-browser client) pass.
+func checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin, ok := r.Header["Origin"]; ok && (len(origin) != 1 || !loopbackOrigin(origin[0])) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not a loopback address; browsers may not reach this server", strings.Join(origin, ", ")), http.StatusForbidden)
+			return
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", false, fmt.Errorf("read the MCP token %s: %w", p, err)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackOrigin reports whether origin is scheme://host[:port] with a
+// loopback host (localhost, 127.0.0.0/8, ::1).
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return false
 	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// challenge answers a request without the right bearer token with 401 and
+// "WWW-Authenticate: Bearer" (RFC 6750), which clients such as Claude Code
+// need to ask for the token instead of reporting a failed connection.
+// go-sdk's RequireBearerToken, behind it, sends that header only with
+// OAuth metadata.
+func challenge(token string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		switch {
+		case !ok || !strings.EqualFold(scheme, "bearer"):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agent mcp"`)
+			http.Error(w, "no bearer token: send Authorization: Bearer <token> (agent mcp --token, or the token it printed)", http.StatusUnauthorized)
+			return
+		case subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(token)) != 1:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agent mcp", error="invalid_token"`)
+			http.Error(w, "wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LoadToken returns the token kept in stateDir/TokenFile, or "" when
+// there is none.
+func LoadToken(stateDir string) (string, error) {
+	p := filepath.Join(stateDir, TokenFile)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the MCP token %s: %w", p, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// NewToken makes a token: 32 random bytes, hex.
+func NewToken() (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", false, fmt.Errorf("generate an MCP token: %w", err)
+		return "", fmt.Errorf("generate an MCP token: %w", err)
 	}
-	token = hex.EncodeToString(b[:])
+	return hex.EncodeToString(b[:]), nil
+}
+
+// SaveToken keeps token in stateDir/TokenFile (0600) for the next start.
+func SaveToken(stateDir, token string) error {
+	p := filepath.Join(stateDir, TokenFile)
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return "", false, fmt.Errorf("create %s: %w", stateDir, err)
+		return fmt.Errorf("create %s: %w", stateDir, err)
 	}
 	if err := os.WriteFile(p, []byte(token+"\n"), 0o600); err != nil {
-		return "", false, fmt.Errorf("write the MCP token %s: %w", p, err)
+		return fmt.Errorf("write the MCP token %s: %w", p, err)
 	}
-	return token, true, nil
+	return nil
 }

@@ -49,7 +49,8 @@ type Options struct {
 	// ProgressInterval is the period of progress notifications; 0 means
 	// DefaultProgressInterval.
 	ProgressInterval time.Duration
-	// CallTimeout bounds one tool call; 0 leaves it to the client.
+	// CallTimeout bounds one tool call; 0 keeps the workspace's deadline
+	// policy (5 minutes, more for a script with a longer limit).
 	CallTimeout time.Duration
 	// Version is the agent's version, reported as the server's.
 	Version string
@@ -148,20 +149,11 @@ func (s *Server) MCP() *sdkmcp.Server { return s.srv }
 
 // instructions is Layer 1: what every MCP client may put in context.
 func instructions(ws *workspace.Workspace) string {
-	text, _, _ := disclosure.Layer1(layer1Skills(ws), nil, disclosure.BudgetFor(0))
-	return text
-}
-
-func layer1Skills(ws *workspace.Workspace) []disclosure.Skill {
-	var skills []disclosure.Skill
-	for _, as := range ws.Active {
-		skills = append(skills, disclosure.Skill{
-			Name:                   as.Entry.Canonical,
-			Description:            as.Manifest.Description,
-			DisableModelInvocation: as.Manifest.DisableModelInvocation,
-		})
+	text, _, _, err := ws.Layer1(disclosure.BudgetFor(0))
+	if err != nil {
+		return ""
 	}
-	return skills
+	return text
 }
 
 // Reload loads the workspace again and serves it; go-sdk tells every
@@ -323,15 +315,10 @@ func (s *Server) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// callContext ends with the request, its session, the server, or
-// Options.CallTimeout.
+// callContext ends with the request, its session or the server; the
+// call's deadline is the workspace's (Options.CallTimeout replaces it).
 func (s *Server) callContext(ctx context.Context, ss *sdkmcp.ServerSession) (context.Context, context.CancelFunc) {
-	var cancel context.CancelFunc
-	if s.opts.CallTimeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(ctx)
-	}
+	ctx, cancel := context.WithCancel(ctx)
 	stopLife := context.AfterFunc(s.life, cancel)
 	stopSess := context.AfterFunc(s.sessionContext(ss), cancel)
 	return ctx, func() { stopSess(); stopLife(); cancel() }

@@ -101,7 +101,7 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// call resolves name in the current workspace and invokes it.
+// call runs name in the current workspace through its call path.
 func (s *Server) call(ctx context.Context, req *sdkmcp.CallToolRequest, name string, args json.RawMessage) (*sdkmcp.CallToolResult, error) {
 	gen, err := s.acquire()
 	if err != nil {
@@ -109,36 +109,23 @@ func (s *Server) call(ctx context.Context, req *sdkmcp.CallToolRequest, name str
 	}
 	defer gen.calls.Done()
 	ws := gen.ws
-	t, ok := ws.Tool(name)
-	if !ok {
-		err := ws.Unresolved(name)
-		return errorResult(sdk.CodeUnknownTool, err.Error()), nil
-	}
 	ctx, cancel := s.callContext(ctx, req.Session)
 	defer cancel()
 	stop := s.progress(ctx, req, name)
-	res, err := ws.Invoke(ctx, t, orEmpty(args))
+	out := ws.Call(ctx, name, args, workspace.CallOptions{Timeout: s.opts.CallTimeout})
 	stop()
-	if err != nil {
-		code, msg := workspace.Failure(ctx, t, err)
-		if code == sdk.CodeCanceled && ctx.Err() == nil {
-			// Nobody canceled this call: gRPC reports the calls that were
-			// in flight when a crashed plugin's connection was torn down
-			// as canceled. To the client it is the crash.
-			code = sdk.CodePluginCrashed
-			msg = fmt.Sprintf("the %s plugin stopped while %s ran (%s); it starts again on the next call", t.Skill, t.Name, msg)
-		}
-		return errorResult(code, msg), nil
+	if !out.OK() {
+		return errorResult(out.Code, out.Message), nil
 	}
-	useSkill := t.Name == workspace.UseSkillTool && t.Skill == workspace.BuiltinSkill
+	useSkill := out.Tool.Name == workspace.UseSkillTool && out.Tool.Skill == workspace.BuiltinSkill
 	if s.opts.Lazy && useSkill {
-		res.Value = withToolSchemas(ws, res.Value)
+		out.Value = withToolSchemas(ws, out.Value)
 	}
-	out := toolResult(t, res)
+	res := toolResult(out)
 	if useSkill {
-		withResourceLinks(gen, res.Value, out)
+		withResourceLinks(gen, out.Value, res)
 	}
-	return out, nil
+	return res, nil
 }
 
 // lazyTool is how use_skill lists a skill's tools under --lazy.
@@ -180,13 +167,13 @@ func withToolSchemas(ws *workspace.Workspace, value json.RawMessage) json.RawMes
 // (SPEC §13). structuredContent must be an object, so another value is
 // wrapped as {"result": value}. A tool's message follows as a second text.
 // A value of exactly {"mime_type", "data"} is bytes: see binaryContent.
-func toolResult(t *workspace.ToolRef, res sdk.Result) *sdkmcp.CallToolResult {
+func toolResult(res workspace.Outcome) *sdkmcp.CallToolResult {
 	value := bytes.TrimSpace(res.Value)
 	if len(value) == 0 {
 		value = []byte("null")
 	}
 	out := &sdkmcp.CallToolResult{}
-	if c, meta, ok := binaryContent(t, value); ok {
+	if c, meta, ok := binaryContent(res.Tool, value); ok {
 		out.Content = []sdkmcp.Content{c}
 		out.StructuredContent = meta
 	} else {

@@ -50,7 +50,7 @@ func TestReliabilityCrashSoak(t *testing.T) {
 		Name:   "crashy",
 		Path:   crashyBin,
 		SHA256: fileSHA(t, crashyBin),
-		Env:    host.FilterEnv(os.Environ(), nil),
+		Env:    host.FilterEnv(os.Environ(), nil, nil),
 	})
 	var ok, panics, exits, other int
 	pids := map[int]bool{}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -171,7 +172,7 @@ func newWorkspace(t testing.TB) *workspace.Workspace {
 		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(skills[name]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, _, err := registry.LoadManifest(dir)
+		m, _, err := manifest.LoadManifest(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentskills/agent/internal/fakemodel"
 	"github.com/agentskills/agent/internal/run"
+	"github.com/agentskills/agent/sdk"
 )
 
 func TestCompletion(t *testing.T) {
@@ -162,7 +163,7 @@ func TestMalformedToolCall(t *testing.T) {
 			if !strings.Contains(res[0].Content, "unknown_tool") || !strings.Contains(res[1].Content, "invalid_args") {
 				t.Fatalf("results = %+v", res)
 			}
-			if w.provider == "openai" && !strings.Contains(res[2].Content, run.CodeMalformedCall) {
+			if w.provider == "openai" && !strings.Contains(res[2].Content, sdk.CodeInvalidArgs) {
 				t.Fatalf("malformed JSON result = %+v", res[2])
 			}
 		})

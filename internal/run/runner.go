@@ -28,12 +28,13 @@ type Options struct {
 	// resuming: keep the job's).
 	MaxSteps int
 	// Approve is asked before a tool that changes the workspace runs
-	// (NeedsApproval); nil approves everything. An error is returned to
+	// (workspace.NeedsApproval); nil approves everything. An error is returned to
 	// the model as not_approved.
 	Approve func(ctx context.Context, tool string, args string) error
 	// OnEvent receives every event as it happens (stdout, a progress view).
 	OnEvent func(Event)
-	// CallTimeout bounds one tool call; 0 means 5 minutes.
+	// CallTimeout bounds one tool call; 0 keeps the workspace's deadline
+	// policy (workspace.CallOptions.Timeout).
 	CallTimeout time.Duration
 	// Layer1Budget is the character budget of Layer 1; 0 means 16,000.
 	Layer1Budget int
@@ -60,10 +61,6 @@ var (
 const (
 	ToolAttemptCompletion = "attempt_completion"
 )
-
-// NeedsApproval lists the base tools that change the workspace or run
-// commands (SPEC §16).
-var NeedsApproval = map[string]bool{"exec": true, "shell_command": true, "write_file": true, "edit_file": true, "apply_patch": true}
 
 type runner struct {
 	o     Options
@@ -383,16 +380,11 @@ func (r *runner) systemPrompt(rs *RunSetting) string {
 const DefaultInstruction = "You are an agent working on a task with tools. Work step by step: call tools to act, keep a todo list for longer tasks, and call attempt_completion when the task is done."
 
 func (r *runner) layer1() string {
-	ws := r.o.Workspace
-	v := &workspace.View{}
-	for _, as := range ws.Active {
-		v.Skills = append(v.Skills, workspace.SkillState{Entry: as.Entry, Manifest: as.Manifest, Active: true, Selected: true, Scripts: len(as.Scripts)})
-	}
 	budget := r.o.Layer1Budget
 	if budget <= 0 {
 		budget = 16000
 	}
-	text, _, _, err := workspace.Layer1(v, budget)
+	text, _, _, err := r.o.Workspace.Layer1(budget)
 	if err != nil {
 		return ""
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -25,7 +27,12 @@ type Status struct {
 	UDP      bool // UDP restricted by Landlock itself (ABI 10)
 }
 
-// Probe reports the kernel's features, once per process.
+// Probe reports the kernel's features, once per process, without
+// starting a process (`agent check` and the listings start none): as
+// root, a throwaway OS thread makes a network namespace of its own; an
+// unprivileged process cannot make a user namespace while it has
+// threads, so there the sysctls that refuse them are read instead, and
+// the first sandboxed start confirms it (netnsStarts).
 func Probe() Status { return probe() }
 
 var probe = sync.OnceValue(func() Status {
@@ -35,13 +42,66 @@ var probe = sync.OnceValue(func() Status {
 	}
 	s.ScopeIPC, s.UnixPath, s.UDP = s.ABI >= 6, s.ABI >= 9, s.ABI >= 10
 	s.UserNS = os.Geteuid() != 0
-	// Try it: a container or a sysctl may refuse namespaces.
-	cmd := exec.Command("/bin/true")
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	netns(cmd.SysProcAttr, s.UserNS)
-	s.NetNS = cmd.Run() == nil
+	if s.UserNS {
+		s.NetNS = userNSAllowed()
+	} else {
+		s.NetNS = onThrowawayThread(func() error { return unix.Unshare(unix.CLONE_NEWNET) }) == nil
+	}
 	return s
 })
+
+// netnsStarts says whether a child can be started in a network namespace
+// of its own. It is asked only when something is about to run sandboxed
+// and answered once: as root by Probe, unprivileged by starting
+// /bin/true the way a sandboxed child starts (a container's seccomp or
+// an LSM may refuse what the sysctls allow).
+var netnsStarts = sync.OnceValue(func() bool {
+	s := Probe()
+	if !s.NetNS || !s.UserNS {
+		return s.NetNS
+	}
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	netns(cmd.SysProcAttr, true)
+	return cmd.Run() == nil
+})
+
+// onThrowawayThread runs f on an OS thread locked to a goroutine that
+// ends without unlocking it, so the runtime ends the thread and whatever
+// f changed in it (its namespaces, its Landlock domain) goes with it.
+func onThrowawayThread(f func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		done <- f()
+	}()
+	return <-done
+}
+
+// userNSAllowed reads the sysctls that refuse unprivileged user
+// namespaces: none allowed, Debian's switch off, or Ubuntu's AppArmor
+// restriction (which leaves such a namespace without the capability to
+// make a network namespace).
+func userNSAllowed() bool {
+	read := func(name string) (int, bool) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n, err == nil
+	}
+	if n, ok := read("/proc/sys/user/max_user_namespaces"); ok && n == 0 {
+		return false
+	}
+	if n, ok := read("/proc/sys/kernel/unprivileged_userns_clone"); ok && n == 0 {
+		return false
+	}
+	if n, ok := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); ok && n == 1 {
+		return false
+	}
+	return true
+}
 
 // Lines says, one line each, what is not enforced on this kernel: empty
 // when the sandbox is complete. For `agent check` and a start's warning.
@@ -117,10 +177,14 @@ func split(paths []string) (dirs, files []string) {
 }
 
 // config is the Landlock configuration for p: every right this kernel
-// knows, less the TCP rules when the host's network is kept.
-func (p Policy) config() landlock.Config {
+// knows, less the TCP rules when the host's network is kept or the child
+// gets a network namespace of its own (which holds only its loopback:
+// the namespace is the boundary, and Landlock's port rules would only
+// deny the child its own 127.0.0.1). Where no namespace can be made,
+// the port rules stay, the best this kernel offers.
+func (p Policy) config(ownNet bool) landlock.Config {
 	c := landlock.V11
-	if p.HostNetwork() {
+	if p.HostNetwork() || ownNet {
 		c.HandledAccessNet = 0
 	}
 	return c.BestEffort()
@@ -131,21 +195,34 @@ func (p Policy) config() landlock.Config {
 // the child has exited (after Wait): the OS thread that started the child
 // stays parked until then.
 func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func(), err error) {
-	fd, flags, err := p.config().NewRulesetFD(p.rules()...)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox rules: %w", err)
-	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	if !p.HostNetwork() && Probe().NetNS {
-		netns(cmd.SysProcAttr, Probe().UserNS)
+	// As root the starting thread moves to a network namespace of its
+	// own and brings its loopback up, and the child inherits both; an
+	// unprivileged thread cannot (a user namespace needs a process with
+	// one thread), so its child is cloned into a user and a network
+	// namespace, where lo stays down (see docs/design.md).
+	ownNet := !p.HostNetwork() && netnsStarts()
+	threadNet := ownNet && !Probe().UserNS
+	if ownNet && !threadNet {
+		netns(cmd.SysProcAttr, true)
+	}
+	fd, flags, err := p.config(ownNet).NewRulesetFD(p.rules()...)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox rules: %w", err)
 	}
 	started := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
 		// Never unlocked: the restricted thread ends with this goroutine.
 		runtime.LockOSThread()
+		if threadNet {
+			if err := loopbackOnly(); err != nil {
+				started <- err
+				return
+			}
+		}
 		if fd >= 0 {
 			if err := restrictThread(fd, flags); err != nil {
 				started <- err
@@ -167,6 +244,33 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 	}
 	var once sync.Once
 	return func() { once.Do(func() { close(done) }) }, nil
+}
+
+// loopbackOnly moves the calling thread to a new network namespace and
+// brings its loopback interface up: the child then has 127.0.0.1 and ::1
+// of its own (a test server, a language server on localhost) and nothing
+// else.
+func loopbackOnly() error {
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("sandbox: unshare(CLONE_NEWNET): %w", err)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("sandbox: loopback: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("sandbox: loopback flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("sandbox: loopback up: %w", err)
+	}
+	return nil
 }
 
 // restrictThread enforces the ruleset on the calling thread only (no

@@ -57,7 +57,33 @@ func helper(op, arg string) error {
 			return err
 		}
 		defer c.Close()
-		_, err = c.Write([]byte("hello\n"))
+		// A datagram is sent even where nobody can hear it (the child's
+		// own loopback): the host's echo is the proof it arrived.
+		if _, err := c.Write([]byte("hello\n")); err != nil {
+			return err
+		}
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, err = c.Read(make([]byte, 16))
+		return err
+	case "loopback":
+		// A server and a client on the child's own 127.0.0.1.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		go func() {
+			if c, err := l.Accept(); err == nil {
+				c.Write([]byte("x"))
+				c.Close()
+			}
+		}()
+		c, err := net.DialTimeout("tcp", l.Addr().String(), 2*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Read(make([]byte, 1))
 		return err
 	case "signal":
 		var pid int
@@ -160,6 +186,16 @@ func TestPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer udp.Close()
+	go func() {
+		b := make([]byte, 64)
+		for {
+			n, from, err := udp.ReadFrom(b)
+			if err != nil {
+				return
+			}
+			udp.WriteTo(b[:n], from)
+		}
+	}()
 	sock := filepath.Join(outside, "s.sock")
 	unixL, err := net.Listen("unix", sock)
 	if err != nil {
@@ -207,6 +243,10 @@ func TestPolicy(t *testing.T) {
 		{"udp to loopback", "udp", udp.LocalAddr().String(), base, false},
 		{"udp with network *", "udp", udp.LocalAddr().String(), all, true},
 		{"signal the host", "signal", fmt.Sprint(os.Getpid()), all, !s.ScopeIPC},
+		// Its own loopback is up where the starting thread can make the
+		// namespace (root); an unprivileged start clones it with lo down.
+		{"its own loopback", "loopback", "", base, !s.UserNS},
+		{"loopback with network *", "loopback", "", all, true},
 	}
 	if s.UnixPath {
 		tests = append(tests, struct {

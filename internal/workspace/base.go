@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/envfilter"
+	"github.com/agentskills/agent/internal/tooldesc"
 	"github.com/agentskills/agent/plugins/base"
 	"github.com/agentskills/agent/registry"
 )
@@ -39,7 +41,7 @@ var baseTools = sync.OnceValue(func() []registry.Tool {
 	}
 	out := make([]registry.Tool, len(infos))
 	for i, t := range infos {
-		out[i] = RegistryTool(t)
+		out[i] = tooldesc.FromInfo(t)
 	}
 	return out
 })
@@ -54,9 +56,9 @@ func (c *Config) WorkspaceRoot() (string, error) {
 }
 
 // basePlugin describes `agent __plugin base` when the bundled base skill
-// is active. Its commands get the host's whole environment (SPEC §14), so
-// it is passed in the configuration; the plugin process itself gets only
-// the base variables.
+// is active. Its commands get the host's environment less secrets (SPEC
+// §12, §14), so the plugin process gets just that, and its configuration
+// holds only its settings.
 func (ws *Workspace) basePlugin() (host.Plugin, bool, error) {
 	as := ws.Skill(BaseSkill)
 	if as == nil || !isBundledBase(as.Entry) {
@@ -70,7 +72,7 @@ func (ws *Workspace) basePlugin() (host.Plugin, bool, error) {
 	if err != nil {
 		return host.Plugin{}, false, fmt.Errorf("find the workspace folder: %w (set AGENT_WORKSPACE)", err)
 	}
-	data, err := json.Marshal(base.Config{Root: root, Home: ws.Config.Home, Environ: ws.Config.Environ})
+	data, err := json.Marshal(base.Config{Root: root, Home: ws.Config.Home})
 	if err != nil {
 		return host.Plugin{}, false, fmt.Errorf("encode the base plugin's configuration: %w", err)
 	}
@@ -78,7 +80,7 @@ func (ws *Workspace) basePlugin() (host.Plugin, bool, error) {
 		Name: BaseSkill,
 		Path: self,
 		Args: []string{"__plugin", "base"},
-		Env:  append(host.FilterEnv(ws.Config.Environ, nil), base.ConfigEnv+"="+string(data)),
+		Env:  append(envfilter.Policy{All: true, Pass: ws.Config.PassEnv}.Filter(ws.Config.Environ), base.ConfigEnv+"="+string(data)),
 		Dir:  root,
 	}, true, nil
 }

@@ -27,8 +27,8 @@ func TestBaseSkillNamedOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tool, ok := ws.Tool("read_file")
-		if ok != tc.active {
+		tool, rerr := ws.Resolve("read_file")
+		if ok := rerr == nil; ok != tc.active {
 			t.Fatalf("AGENT_SKILLS=%s: read_file active = %v, want %v", tc.skills, ok, tc.active)
 		}
 		p, registered, err := ws.basePlugin()
@@ -64,9 +64,9 @@ func TestBaseSkillUnresolvedSaysName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ws.Unresolved("apply_patch")
+	_, err = ws.Resolve("apply_patch")
 	if err == nil || !strings.Contains(err.Error(), "AGENT_SKILLS=base") || strings.Contains(err.Error(), "or AGENT_SKILLS=all") {
-		t.Errorf("Unresolved = %v, want the advice to name base", err)
+		t.Errorf("Resolve = %v, want the advice to name base", err)
 	}
 }
 

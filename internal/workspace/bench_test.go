@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // benchSkill writes an installed skill of n files of size bytes each
@@ -46,7 +47,7 @@ func benchSkill(b *testing.B, home string, n, size int) *ActiveSkill {
 	if err := later.CheckIntegrity(e); err != nil {
 		b.Fatal(err)
 	}
-	return &ActiveSkill{Entry: e, Manifest: &registry.Manifest{Name: "bench"}}
+	return &ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: "bench"}}
 }
 
 // cpuTime is the CPU time (user and system) this process and its waited-for

@@ -30,6 +30,10 @@ type Config struct {
 	// Environ is the environment plugins and scripts get a filtered copy
 	// of; nil gives them only what host.FilterEnv always passes.
 	Environ []string
+	// PassEnv names secrets (SPEC §12) that may reach a skill's code
+	// all the same: the config's pass_env. A skill still gets one only
+	// when its permissions.env matches it; base commands get them all.
+	PassEnv []string
 	// Executable finds the agent binary, re-executed as `agent __plugin
 	// exec` for the script tools. nil means os.Executable.
 	Executable func() (string, error)
@@ -40,6 +44,11 @@ type Config struct {
 	// sources changed, and returns the entry to use. nil uses entries as
 	// recorded.
 	Relink func(ctx context.Context, e registry.Entry) (registry.Entry, error)
+	// CallFloor is the least time a call gets before it is canceled
+	// (SPEC §2); 0 means DefaultCallFloor. Tests shorten it.
+	CallFloor time.Duration
+	// Observer hears the start and end of every Call; nil hears nothing.
+	Observer CallObserver
 }
 
 // Store opens the registry under Home.

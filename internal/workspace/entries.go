@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentskills/agent/internal/bundled"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // AllEntries merges installed and bundled skills, sorted by canonical name;
@@ -35,7 +36,7 @@ func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, e
 
 // FindEntry returns the installed or bundled skill with this name.
 func FindEntry(ctx context.Context, store *registry.Store, name string) (registry.Entry, error) {
-	canon, err := registry.Canonical(name)
+	canon, err := manifest.Canonical(name)
 	if err != nil {
 		return registry.Entry{}, err
 	}
@@ -58,14 +59,14 @@ func FindEntry(ctx context.Context, store *registry.Store, name string) (registr
 			names = append(names, e.Canonical)
 		}
 	}
-	if s := registry.Suggest(name, names); s != "" {
+	if s := manifest.Suggest(name, names); s != "" {
 		return registry.Entry{}, fmt.Errorf("%w; did you mean %s?", err, s)
 	}
 	return registry.Entry{}, err
 }
 
 // LoadManifest reads the manifest of an installed or bundled skill.
-func LoadManifest(e registry.Entry) (*registry.Manifest, []registry.Problem, error) {
+func LoadManifest(e registry.Entry) (*manifest.Manifest, []manifest.Problem, error) {
 	if e.Source == registry.SourceBundled && (e.Path == "" || !DirExists(e.Path)) {
 		m, err := bundled.Manifest(e.Canonical)
 		return m, nil, err

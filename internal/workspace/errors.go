@@ -9,6 +9,7 @@ import (
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -20,17 +21,25 @@ const (
 	CodeHostError      = "host_error"
 )
 
-// Sentinel errors of tool resolution (see Workspace.Unresolved).
+// Sentinel errors of tool resolution (see Workspace.Resolve).
 var (
 	ErrUnknownTool   = errors.New("unknown tool")
 	ErrToolNotActive = errors.New("tool not active")
+)
+
+// The host's sentinels, under this package's names, so that a front end
+// can give its advice on an Outcome.Err without importing host.
+var (
+	ErrPluginTampered = host.ErrTampered
+	ErrPluginStart    = host.ErrStart
+	ErrUnknownPlugin  = host.ErrUnknownPlugin
 )
 
 // StartAdvice is what to do when a plugin would not start; <name> stands
 // for the skill.
 const StartAdvice = "run with AGENT_LOG_LEVEL=debug to see the plugin's output; if its binary is missing or broken, reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"
 
-// Failure maps an Invoke error to a code and a message that says what to
+// Failure maps an invoke error to a code and a message that says what to
 // do next. CodeHostError carries the bare error text: a front end may add
 // its own advice.
 func Failure(ctx context.Context, t *ToolRef, err error) (code, msg string) {
@@ -60,14 +69,14 @@ var _ error = (*kindError)(nil)
 func (e *kindError) Error() string { return e.msg }
 func (e *kindError) Unwrap() error { return e.kind }
 
-// Unresolved explains why a tool name did not resolve: which installed
+// unresolved explains why a tool name did not resolve: which installed
 // skill has it and how to activate that skill. It matches ErrToolNotActive
-// or ErrUnknownTool.
-func (ws *Workspace) Unresolved(name string) error {
+// or ErrUnknownTool, or is an *sdk.Error for an untrusted skill.
+func (ws *Workspace) unresolved(name string) error {
 	bare, wantSkill := name, ""
 	if skill, tool, ok := strings.Cut(name, "."); ok {
 		bare = tool
-		if c, err := registry.Canonical(skill); err == nil {
+		if c, err := manifest.Canonical(skill); err == nil {
 			wantSkill = c
 		}
 	}
@@ -149,7 +158,7 @@ func (ws *Workspace) suggestTool(name string) string {
 			}
 		}
 	}
-	return registry.Suggest(name, names)
+	return manifest.Suggest(name, names)
 }
 
 // inactiveWithScripts lists installed skills that are not active and have

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -35,7 +36,7 @@ func installedSkill(t *testing.T, home, name string, trusted bool) *ActiveSkill 
 	}
 	e := registry.Entry{Name: name, Canonical: name, Source: registry.SourceGit, Trusted: trusted, Path: dir, DirHash: h1,
 		Plugin: &registry.Plugin{Path: "/nonexistent"}, Tools: []registry.Tool{{Name: name + "_tool"}}}
-	return &ActiveSkill{Entry: e, Manifest: &registry.Manifest{Name: name, Description: "d"}}
+	return &ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: name, Description: "d"}}
 }
 
 func TestBeforeInvoke(t *testing.T) {

@@ -33,7 +33,7 @@ func (u *pluginUse) begin() func() {
 // ends (agent mcp) call it from a timer so that a plugin nobody uses does
 // not hold memory forever.
 func (ws *Workspace) StopIdle(idle time.Duration) []string {
-	h, err := ws.Host() // creating a host starts nothing
+	h, err := ws.lazyHost() // creating a host starts nothing
 	if err != nil {
 		return nil
 	}
@@ -60,7 +60,7 @@ func (ws *Workspace) PluginPID(t *ToolRef) int {
 	if t.Plugin == "" {
 		return 0
 	}
-	h, err := ws.Host()
+	h, err := ws.lazyHost()
 	if err != nil {
 		return 0
 	}

@@ -5,25 +5,28 @@ import (
 
 	"github.com/agentskills/agent/internal/disclosure"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
-// Layer1 builds the Layer 1 text of the active skills in v within budget
-// characters (SPEC §10).
-func Layer1(v *View, budget int) (text string, included, dropped []string, err error) {
+// Layer1 is the Layer 1 text of the active skills within budget
+// characters (SPEC §10), and which skills it includes and drops. It is the
+// only Layer 1: `agent prompt`, the MCP instructions and `agent run`'s
+// system prompt all come from here. It reads nothing.
+func (ws *Workspace) Layer1(budget int) (text string, included, dropped []string, err error) {
 	var skills []disclosure.Skill
 	scripts := false
-	for _, s := range v.Active() {
-		desc := s.Manifest.Description
-		if !runsCode(s.Entry) {
+	for _, as := range ws.Active {
+		desc := as.Manifest.Description
+		if !runsCode(as.Entry) {
 			// The model must not plan on running what will be refused.
 			desc = UntrustedNote + desc
 		}
 		skills = append(skills, disclosure.Skill{
-			Name:                   s.Entry.Canonical,
+			Name:                   as.Entry.Canonical,
 			Description:            desc,
-			DisableModelInvocation: s.Manifest.DisableModelInvocation,
+			DisableModelInvocation: as.Manifest.DisableModelInvocation,
 		})
-		if s.Scripts > 0 && !s.Manifest.DisableModelInvocation && runsCode(s.Entry) {
+		if len(as.Scripts) > 0 && !as.Manifest.DisableModelInvocation && runsCode(as.Entry) {
 			scripts = true
 		}
 	}
@@ -79,7 +82,7 @@ type Instructions struct {
 
 // Layer2 renders a skill's instructions for args. It uses the manifest
 // already parsed from SKILL.md and reads nothing else.
-func Layer2(e registry.Entry, m *registry.Manifest, args []string) Instructions {
+func Layer2(e registry.Entry, m *manifest.Manifest, args []string) Instructions {
 	if args == nil {
 		args = []string{}
 	}
@@ -114,7 +117,7 @@ func (r Instructions) withoutArguments() (Instructions, string) {
 }
 
 // Triggers are the invocation fields of a manifest, for disclosure.Check.
-func Triggers(m *registry.Manifest) disclosure.Triggers {
+func Triggers(m *manifest.Manifest) disclosure.Triggers {
 	return disclosure.Triggers{DisableModelInvocation: m.DisableModelInvocation, UserInvocable: m.IsUserInvocable()}
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentskills/agent/internal/disclosure"
-	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -124,7 +124,7 @@ func skillNotActive(ws *Workspace, name string) *sdk.Error {
 }
 
 func canonicalOrSelf(name string) string {
-	if c, err := registry.Canonical(name); err == nil {
+	if c, err := manifest.Canonical(name); err == nil {
 		return c
 	}
 	return name

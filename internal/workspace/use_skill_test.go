@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
 func TestUseSkill(t *testing.T) {
 	t.Parallel()
-	manifest := func(src string) *registry.Manifest {
-		m, _, err := registry.ParseManifest("SKILL.md", []byte(src))
+	manifest := func(src string) *manifest.Manifest {
+		m, _, err := manifest.ParseManifest("SKILL.md", []byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // Why a skill is not active, as `agent check --json` reports it.
@@ -21,7 +23,7 @@ const (
 // SkillState is one installed or bundled skill and whether it is active.
 type SkillState struct {
 	Entry    registry.Entry
-	Manifest *registry.Manifest // nil when SKILL.md did not load (or was not read)
+	Manifest *manifest.Manifest // nil when SKILL.md did not load (or was not read)
 	Active   bool
 	Selected bool   // named by AGENT_SKILLS (or matched by all/all-untrusted)
 	Reason   string // one of the Reason constants when not active
@@ -31,7 +33,7 @@ type SkillState struct {
 	// Body): SKILL.md was not parsed and the skill folder was not read.
 	Indexed bool
 	// Problems are the SKILL.md warnings, recoveries among them (SPEC §3).
-	Problems []registry.Problem
+	Problems []manifest.Problem
 }
 
 // View is every known skill with its state. Building it reads each
@@ -91,9 +93,9 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 		switch {
 		case err != nil:
 			st.Reason, st.Detail = ReasonLoadFailed, oneLine(err, e.Path)
-		case hasCompat(m) && registry.CheckCompatibility(m, cfg.AgentVersion) != nil:
+		case hasCompat(m) && manifest.CheckCompatibility(m, cfg.AgentVersion) != nil:
 			st.Manifest = m
-			st.Reason, st.Detail = ReasonIncompatible, oneLine(registry.CheckCompatibility(m, cfg.AgentVersion), e.Path)
+			st.Reason, st.Detail = ReasonIncompatible, oneLine(manifest.CheckCompatibility(m, cfg.AgentVersion), e.Path)
 		default:
 			st.Manifest = m
 			switch {
@@ -118,7 +120,7 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 
 // hasCompat reports whether m limits the agent version at all, so that
 // most skills cost no semver parse.
-func hasCompat(m *registry.Manifest) bool {
+func hasCompat(m *manifest.Manifest) bool {
 	return m.MinAgentVersion != "" || m.MaxAgentVersion != "" || m.AgentVersion != ""
 }
 
@@ -148,7 +150,7 @@ func (v *View) Active() []SkillState {
 
 // countScripts counts a skill's runnable scripts from the directory listing
 // alone, as the script plugin finds them: no script is opened.
-func countScripts(dir string, m *registry.Manifest) int {
+func countScripts(dir string, m *manifest.Manifest) int {
 	if dir == "" {
 		return 0
 	}
@@ -165,23 +167,7 @@ func countScripts(dir string, m *registry.Manifest) int {
 	return n
 }
 
-// RunnableScripts lists the script files of the skill in dir that can run
-// (slash paths inside dir, as exec.List finds them), never nil: what
-// add records in the registry so that listings read no folder.
-func RunnableScripts(dir string, m *registry.Manifest) []string {
-	out := []string{}
-	scripts, err := exec.List(dir, m.Scripts, m.ScriptsIgnore)
-	if err != nil {
-		return out
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return out
-	}
-	for _, s := range scripts {
-		if rel, err := filepath.Rel(abs, s.Path); s.Err == nil && err == nil {
-			out = append(out, filepath.ToSlash(rel))
-		}
-	}
-	return out
-}
+// Launch says how plugin binaries are checked as they start on this
+// machine, for the protection report of `agent check`: front ends learn it
+// here because they do not import host (SPEC §2).
+func Launch() string { return host.Launch() }

@@ -14,6 +14,7 @@ import (
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -28,7 +29,7 @@ const (
 
 // Workspace is what one agent process sees: every known skill, the ones
 // AGENT_SKILLS activates, and the index of the tools they expose. Building
-// it reads files only; plugins start on the first Invoke.
+// it reads files only; plugins start on the first Call.
 type Workspace struct {
 	Config Config
 	// All holds installed and bundled skills, sorted by canonical name; an
@@ -61,7 +62,7 @@ type Workspace struct {
 // ActiveSkill is one loaded, active skill.
 type ActiveSkill struct {
 	Entry    registry.Entry
-	Manifest *registry.Manifest
+	Manifest *manifest.Manifest
 	Scripts  []exec.Script // runnable scripts (those without Err); Meta is not read
 	// Indexed: Manifest came from the registry (no Body); Layer 2 reads
 	// SKILL.md when the skill is used.
@@ -207,7 +208,7 @@ func (ws *Workspace) index() error {
 				Name:   t.Name,
 				Skill:  as.Entry.Canonical,
 				Plugin: as.Entry.Canonical,
-				Info:   toolInfo(t),
+				Info:   t.Info(),
 			})
 		}
 	}
@@ -240,7 +241,7 @@ func (ws *Workspace) hasScripts() bool {
 
 // Skill returns the active skill with this name, or nil.
 func (ws *Workspace) Skill(name string) *ActiveSkill {
-	canon, err := registry.Canonical(name)
+	canon, err := manifest.Canonical(name)
 	if err != nil {
 		return nil
 	}
@@ -252,30 +253,12 @@ func (ws *Workspace) Skill(name string) *ActiveSkill {
 	return nil
 }
 
-// Tool resolves a bare tool name, skill.tool, or the name Exposed gives
-// (skill__tool, cut with a hash when long).
-func (ws *Workspace) Tool(name string) (*ToolRef, bool) {
-	if t, ok := ws.byName[name]; ok {
-		return t, true
-	}
-	if t, ok := ws.byExposed[name]; ok {
-		return t, true
-	}
-	if skill, tool, ok := strings.Cut(name, "."); ok {
-		if canon, err := registry.Canonical(skill); err == nil {
-			t, ok := ws.byQualified[canon+"."+tool]
-			return t, ok
-		}
-	}
-	return nil, false
-}
-
 // StateDir is $AGENT_HOME/state, where the host keeps its records.
 func (ws *Workspace) StateDir() string { return filepath.Join(ws.Config.Home, "state") }
 
-// Host returns the plugin host with every active plugin registered. No
-// plugin starts until its first Invoke.
-func (ws *Workspace) Host() (*host.Host, error) {
+// lazyHost returns the plugin host with every active plugin registered. No
+// plugin starts until its first call.
+func (ws *Workspace) lazyHost() (*host.Host, error) {
 	ws.hostOnce.Do(func() { ws.host, ws.hostErr = ws.newHost() })
 	return ws.host, ws.hostErr
 }
@@ -300,7 +283,7 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 			Name:   e.Canonical,
 			Path:   e.Plugin.Path,
 			SHA256: e.Plugin.SHA256,
-			Env:    host.FilterEnv(ws.Config.Environ, as.Manifest.Permissions.Env),
+			Env:    host.FilterEnv(ws.Config.Environ, as.Manifest.Permissions.Env, ws.Config.PassEnv),
 			Dir:    e.Path,
 		})
 	}
@@ -333,6 +316,7 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 		MaxOutput: ws.Config.MaxScriptOutput,
 		UV:        ws.Config.UV,
 		CacheDir:  filepath.Join(stateDir, "exec"),
+		PassEnv:   ws.Config.PassEnv,
 	}
 	if root, err := ws.Config.WorkspaceRoot(); err == nil {
 		cfg.Workspace = root
@@ -358,7 +342,7 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 	if err != nil {
 		return host.Plugin{}, fmt.Errorf("encode the script plugin's configuration: %w", err)
 	}
-	env := append(host.FilterEnv(ws.Config.Environ, allowed), exec.ConfigEnv+"="+string(data))
+	env := append(host.FilterEnv(ws.Config.Environ, allowed, ws.Config.PassEnv), exec.ConfigEnv+"="+string(data))
 	return host.Plugin{
 		Name: ExecPlugin,
 		Path: self,
@@ -367,15 +351,16 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 	}, nil
 }
 
-// Invoke calls a tool. Plugins start lazily here.
-func (ws *Workspace) Invoke(ctx context.Context, t *ToolRef, args json.RawMessage) (sdk.Result, error) {
+// invoke runs a resolved tool; Call is its only caller. Plugins start
+// lazily here.
+func (ws *Workspace) invoke(ctx context.Context, t *ToolRef, args json.RawMessage) (sdk.Result, error) {
 	if t.handler != nil {
 		return t.handler(ctx, ws, args)
 	}
 	if err := ws.beforeInvoke(ctx, t, args); err != nil {
 		return sdk.Result{}, err
 	}
-	h, err := ws.Host()
+	h, err := ws.lazyHost()
 	if err != nil {
 		return sdk.Result{}, err
 	}

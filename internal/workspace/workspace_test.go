@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -18,7 +19,7 @@ func TestToolIndexCollisions(t *testing.T) {
 		for _, tool := range tools {
 			e.Tools = append(e.Tools, registry.Tool{Name: tool, Description: name + " " + tool})
 		}
-		return &ActiveSkill{Entry: e, Manifest: &registry.Manifest{Name: name}}
+		return &ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: name}}
 	}
 	ws, err := New(Config{}, nil, []*ActiveSkill{skill("alpha", "greet", "a"), skill("beta", "greet", "use_skill")})
 	if err != nil {
@@ -33,12 +34,12 @@ func TestToolIndexCollisions(t *testing.T) {
 		{"beta.use_skill", "beta"},
 		{"a", "alpha"},
 	} {
-		got, ok := ws.Tool(tc.call)
-		if !ok || got.Skill != tc.wantSkill {
-			t.Errorf("Tool(%q) = %+v, %v; want skill %s", tc.call, got, ok, tc.wantSkill)
+		got, err := ws.Resolve(tc.call)
+		if err != nil || got.Skill != tc.wantSkill {
+			t.Errorf("Resolve(%q) = %+v, %v; want skill %s", tc.call, got, err, tc.wantSkill)
 		}
 	}
-	if _, ok := ws.Tool("beta.a"); ok {
+	if _, err := ws.Resolve("beta.a"); err == nil {
 		t.Error("beta.a resolved, but beta has no tool a")
 	}
 	warnings := strings.Join(ws.Warnings, "\n")
@@ -80,7 +81,7 @@ func TestExposedNames(t *testing.T) {
 		for _, tool := range tools {
 			e.Tools = append(e.Tools, registry.Tool{Name: tool})
 		}
-		return &ActiveSkill{Entry: e, Manifest: &registry.Manifest{Name: name}}
+		return &ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: name}}
 	}
 	ws, err := New(Config{}, nil, []*ActiveSkill{skill("alpha", "greet", long), skill("beta", "greet", long)})
 	if err != nil {
@@ -95,9 +96,9 @@ func TestExposedNames(t *testing.T) {
 		{"shadowed gets skill__tool", "beta__greet", "beta"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := ws.Tool(tc.exposed)
-			if !ok || got.Skill != tc.wantSkill || got.Exposed() != tc.exposed {
-				t.Fatalf("Tool(%q) = %+v, %v; want skill %s exposed as itself", tc.exposed, got, ok, tc.wantSkill)
+			got, err := ws.Resolve(tc.exposed)
+			if err != nil || got.Skill != tc.wantSkill || got.Exposed() != tc.exposed {
+				t.Fatalf("Resolve(%q) = %+v, %v; want skill %s exposed as itself", tc.exposed, got, err, tc.wantSkill)
 			}
 		})
 	}
@@ -111,8 +112,8 @@ func TestExposedNames(t *testing.T) {
 			t.Errorf("exposed name %q given twice", n)
 		}
 		seen[n] = true
-		if got, ok := ws.Tool(n); !ok || got != tool {
-			t.Errorf("Tool(%q) = %+v, want %+v", n, got, tool)
+		if got, err := ws.Resolve(n); err != nil || got != tool {
+			t.Errorf("Resolve(%q) = %+v, %v; want %+v", n, got, err, tool)
 		}
 	}
 	if a, b := QualifiedName("beta", long), QualifiedName("betb", long); a == b || len(a) != MaxToolName {

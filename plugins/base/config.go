@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/agentskills/agent/sdk"
 )
 
 // ConfigEnv is the environment variable that carries Config as JSON to
@@ -33,9 +37,11 @@ type Config struct {
 	// Home is AGENT_HOME. Paths inside it are refused even when the
 	// workspace holds it.
 	Home string `json:"home,omitempty"`
-	// Environ is the host's environment, which exec and shell_command
-	// pass to commands (plus the call's env).
-	Environ []string `json:"environ,omitempty"`
+	// Environ is what exec and shell_command pass to commands (plus the
+	// call's env). It never travels in ConfigEnv: the host starts the
+	// plugin with its environment less secrets (SPEC §12), and Main takes
+	// it from there less the plugin's own variables. nil means that.
+	Environ []string `json:"-"`
 	// Timeout is the default command timeout (60 s).
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// MaxOutput is the bytes of command output kept, middle-out (1 MiB).
@@ -56,6 +62,22 @@ func (c Config) withDefaults() Config {
 		c.MaxOutput = DefaultMaxOutput
 	}
 	return c
+}
+
+// pluginVars are the variables the host and go-plugin give the plugin
+// process itself; commands do not get them.
+var pluginVars = []string{ConfigEnv, sdk.Handshake.MagicCookieKey, sdk.EnvLogLevel,
+	"PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_UNIX_SOCKET_DIR", "PLUGIN_CLIENT_CERT"}
+
+// commandEnviron is environ less pluginVars.
+func commandEnviron(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if k, _, ok := strings.Cut(kv, "="); ok && k != "" && !slices.Contains(pluginVars, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func configFromEnv() (Config, error) {

@@ -144,17 +144,18 @@ func shownDir(cwd string) string {
 	return cwd
 }
 
-// environ is the host's environment with the call's variables on top.
+// environ is the host's environment (less secrets: the host filtered the
+// plugin's) with the call's variables on top.
 func (s *service) environ(extra map[string]string) ([]string, error) {
 	base := s.cfg.Environ
 	if base == nil {
 		base = os.Environ()
 	}
+	base = commandEnviron(base)
 	env := make(map[string]string, len(base)+len(extra))
 	for _, kv := range base {
-		if k, v, ok := strings.Cut(kv, "="); ok && k != "" && k != ConfigEnv {
-			env[k] = v
-		}
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
 	}
 	for k, v := range extra {
 		if k == "" || strings.ContainsAny(k, "=\x00") {

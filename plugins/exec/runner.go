@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentskills/agent/internal/envfilter"
 	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/sdk"
@@ -149,55 +150,15 @@ func checkArgs(args []string) error {
 	return nil
 }
 
-// matchEnv reports whether name matches an allow-list pattern, where `*`
-// stands for any run of characters and everything else is literal.
-func matchEnv(pattern, name string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == name
-	}
-	if !strings.HasPrefix(name, parts[0]) {
-		return false
-	}
-	name = name[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(name, p)
-		if i < 0 {
-			return false
-		}
-		name = name[i+len(p):]
-	}
-	return strings.HasSuffix(name, last) && len(name) >= len(last)
-}
-
-func allowed(allow []string, name string) bool {
-	for _, p := range allow {
-		if matchEnv(p, name) {
-			return true
-		}
-	}
-	return false
-}
-
 // buildEnv is a script's whole environment: the base names from parent,
-// the parent's names the skill allows, then the caller's requested values,
-// each of which must be allowed.
-func buildEnv(parent, allow []string, req map[string]string) ([]string, error) {
+// the parent's names the skill allows (less secrets that neither allow nor
+// pass names in full, SPEC §12), then the caller's requested values, each
+// of which must be allowed.
+func buildEnv(parent, allow, pass []string, req map[string]string) ([]string, error) {
 	env := map[string]string{}
-	for _, kv := range parent {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			continue
-		}
-		for _, b := range baseEnv {
-			if k == b {
-				env[k] = v
-			}
-		}
-		if allowed(allow, k) {
-			env[k] = v
-		}
+	for _, kv := range (envfilter.Policy{Base: baseEnv, Allow: allow, Pass: pass}).Filter(parent) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
 	}
 	if _, ok := env["PATH"]; !ok {
 		env["PATH"] = defaultPath
@@ -211,7 +172,7 @@ func buildEnv(parent, allow []string, req map[string]string) ([]string, error) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return nil, errorf(CodeInvalidArgs, "environment variable name %q is not valid", k)
 		}
-		if !allowed(allow, k) {
+		if !envfilter.MatchAny(allow, k) {
 			hint := "this skill allows no environment variables"
 			if len(allow) > 0 {
 				hint = "this skill allows only " + strings.Join(allow, ", ")

@@ -41,6 +41,9 @@ type Config struct {
 	// NoSandbox runs scripts unconfined: only the benchmarks that
 	// compare the sandbox's cost set it.
 	NoSandbox bool `json:"no_sandbox,omitempty"`
+	// PassEnv is the configuration's pass_env: secrets a script may get
+	// when its skill's permissions.env matches them (SPEC §12).
+	PassEnv []string `json:"pass_env,omitempty"`
 }
 
 // ConfigEnv is the environment variable that carries Config as JSON.
@@ -238,7 +241,7 @@ func (s *service) runScript(ctx context.Context, in RunInput) (json.RawMessage, 
 	if err != nil {
 		return nil, "", err
 	}
-	env, err := buildEnv(s.environ(), t.skill.Env, in.Env)
+	env, err := buildEnv(s.environ(), t.skill.Env, s.cfg.PassEnv, in.Env)
 	if err != nil {
 		return nil, "", err
 	}
@@ -325,7 +328,7 @@ func (s *service) scriptHelp(ctx context.Context, in HelpInput) (HelpResult, str
 	if res, ok := s.help.get(key); ok {
 		return res, fmt.Sprintf("help for %s (cached)", name), nil
 	}
-	env, err := buildEnv(s.environ(), t.skill.Env, nil)
+	env, err := buildEnv(s.environ(), t.skill.Env, s.cfg.PassEnv, nil)
 	if err != nil {
 		return HelpResult{}, "", err
 	}

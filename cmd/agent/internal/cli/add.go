@@ -9,14 +9,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type addOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 
 	Source  string
 	Skills  []string
@@ -122,11 +125,11 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 }
 
 // sourceFromArgs merges source@X with --ref and --version.
-func sourceFromArgs(raw, ref, version string) (registry.Source, error) {
+func sourceFromArgs(raw, ref, version string) (gitsrc.Source, error) {
 	if ref != "" && version != "" {
-		return registry.Source{Raw: raw}, usageErr(fmt.Errorf("--ref and --version exclude each other: a ref names one commit, a constraint picks the highest matching tag"))
+		return gitsrc.Source{Raw: raw}, usageErr(fmt.Errorf("--ref and --version exclude each other: a ref names one commit, a constraint picks the highest matching tag"))
 	}
-	src, err := registry.ParseSource(raw)
+	src, err := gitsrc.ParseSource(raw)
 	if err != nil {
 		return src, err
 	}
@@ -149,7 +152,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		return err
 	}
 	if opts.Name != "" {
-		if _, err := registry.Canonical(opts.Name); err != nil {
+		if _, err := manifest.Canonical(opts.Name); err != nil {
 			return fmt.Errorf("--name: %w", err)
 		}
 	}
@@ -191,7 +194,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		AgentVersion: Version,
 		Progress:     progress,
 		Warn:         func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) },
-	}, inst.prepare)
+	}, inst.Prepare)
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)
 	}
@@ -227,7 +230,7 @@ type foundJSON struct {
 }
 
 // addListRun prints what the source holds and installs nothing.
-func addListRun(ctx context.Context, opts *addOptions, src registry.Source) error {
+func addListRun(ctx context.Context, opts *addOptions, src gitsrc.Source) error {
 	store, err := opts.Store()
 	if err != nil {
 		return err
@@ -243,7 +246,7 @@ func addListRun(ctx context.Context, opts *addOptions, src registry.Source) erro
 		j := foundJSON{Name: f.Name(), Path: f.Path(), Via: f.Via}
 		if m := f.Manifest; m != nil {
 			j.DisplayName, j.Description = m.DisplayName, m.Description
-			c, _ := registry.Canonical(m.Name)
+			c, _ := manifest.Canonical(m.Name)
 			_, j.Duplicate = dups[c]
 		}
 		if f.Err != nil {

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -12,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/workspace"
-	"github.com/agentskills/agent/sdk"
 )
 
 type callOptions struct {
@@ -21,7 +18,7 @@ type callOptions struct {
 
 	Tool    string
 	Args    string        // JSON, "-" for stdin, "" for {}
-	Timeout time.Duration // 0: the default of callDeadline
+	Timeout time.Duration // 0: the call path's deadline policy
 }
 
 func newCmdCall(f *Factory, runF func(context.Context, *callOptions) error) *cobra.Command {
@@ -67,42 +64,21 @@ func newCmdCall(f *Factory, runF func(context.Context, *callOptions) error) *cob
 			return callRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up on the call after this long (default: 5m, or AGENT_SCRIPT_TIMEOUT+15s if longer)")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up on the call after this long (default: 5m, or for a script AGENT_SCRIPT_TIMEOUT+15s if longer)")
 	return cmd
 }
 
-// callDeadline bounds one call, so that a hung plugin cannot hang the agent.
-// Scripts have their own limit; the call's must outlast it so that the
-// script plugin reports the script's timeout rather than being killed.
-func callDeadline(flag, scriptTimeout time.Duration) time.Duration {
-	if flag > 0 {
-		return flag
-	}
-	return max(5*time.Minute, scriptTimeout+15*time.Second)
-}
-
+// readCallArgs reads the arguments from the command line or stdin; the
+// call path decides whether they are an object.
 func readCallArgs(opts *callOptions) (json.RawMessage, error) {
-	raw := []byte(opts.Args)
-	if opts.Args == "-" {
-		b, err := io.ReadAll(opts.IO.In)
-		if err != nil {
-			return nil, fmt.Errorf("read arguments from stdin: %w", err)
-		}
-		raw = b
+	if opts.Args != "-" {
+		return json.RawMessage(opts.Args), nil
 	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return json.RawMessage("{}"), nil
+	b, err := io.ReadAll(opts.IO.In)
+	if err != nil {
+		return nil, fmt.Errorf("read arguments from stdin: %w", err)
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		why := "it is not a JSON object"
-		if err != nil {
-			why = err.Error()
-		}
-		return nil, usageErr(fmt.Errorf("the arguments must be a JSON object such as '{\"name\": \"Ada\"}': %s", why))
-	}
-	return json.RawMessage(raw), nil
+	return json.RawMessage(b), nil
 }
 
 // callSuccess and callFailure are the two shapes `agent call` prints; the
@@ -130,34 +106,18 @@ func callRun(ctx context.Context, opts *callOptions) error {
 	}
 	defer ws.Close()
 	ws.PrintWarnings(opts.IO.ErrOut)
-	t, ok := ws.Tool(opts.Tool)
-	if !ok {
-		err := ws.Unresolved(opts.Tool)
-		var se *sdk.Error
-		if errors.As(err, &se) {
-			// A refusal such as permission_denied is a call result.
-			if werr := writeCallJSON(opts.IO, callFailure{Error: se.Code, Message: se.Message}); werr != nil {
-				return werr
-			}
-			return errSilent
+	out := ws.Call(ctx, opts.Tool, args, workspace.CallOptions{Timeout: opts.Timeout})
+	if !out.OK() {
+		msg := out.Message
+		if out.Code == workspace.CodeHostError && out.Err != nil {
+			msg = describe(out.Err)
 		}
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, callDeadline(opts.Timeout, ws.Config.ScriptTimeout))
-	defer cancel()
-	res, err := ws.Invoke(ctx, t, args)
-	if err != nil {
-		code, msg := callError(ctx, t, err)
-		if werr := writeCallJSON(opts.IO, callFailure{Error: code, Message: msg}); werr != nil {
+		if werr := writeCallJSON(opts.IO, callFailure{Error: out.Code, Message: msg}); werr != nil {
 			return werr
 		}
 		return errSilent
 	}
-	value := res.Value
-	if len(bytes.TrimSpace(value)) == 0 {
-		value = json.RawMessage("null")
-	}
-	return writeCallJSON(opts.IO, callSuccess{Success: true, Result: value, Message: res.Message})
+	return writeCallJSON(opts.IO, callSuccess{Success: true, Result: out.Value, Message: out.Message})
 }
 
 func writeCallJSON(ios *IOStreams, v any) error {
@@ -167,13 +127,4 @@ func writeCallJSON(ios *IOStreams, v any) error {
 	enc := json.NewEncoder(ios.Out)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-// callError is workspace.Failure with this command's advice on host errors.
-func callError(ctx context.Context, t *workspace.ToolRef, err error) (code, msg string) {
-	code, msg = workspace.Failure(ctx, t, err)
-	if code == workspace.CodeHostError {
-		msg = describe(err)
-	}
-	return code, msg
 }

@@ -3,15 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/agentskills/agent/internal/sandbox"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/procgroup"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
@@ -137,7 +136,7 @@ func buildCheck(v *workspace.View) checkJSON {
 	r := checkJSON{
 		AgentVersion: Version,
 		Platform:     platformName(),
-		Protections:  checkProtections{Launch: host.Launch(), Containment: strings.Join(procgroup.Protections(), ", "), Sandbox: sandboxLine()},
+		Protections:  checkProtections{Launch: workspace.Launch(), Containment: strings.Join(procgroup.Protections(), ", "), Sandbox: sandboxLine()},
 		AgentSkills:  v.Spec,
 		Skills:       []checkSkillJSON{},
 		Failures:     []checkFailureJSON{},

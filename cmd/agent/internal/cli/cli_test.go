@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,9 +11,12 @@ import (
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -74,7 +76,7 @@ func TestSourceFromArgs(t *testing.T) {
 		{name: "version flag", raw: "https://example.com/r.git", version: ">=1, <2", wantConstraint: ">=1, <2"},
 		{name: "both flags", raw: "x", ref: "main", version: "^1", wantUsage: true},
 		{name: "flag and @", raw: "https://example.com/r.git@^1", ref: "main", wantUsage: true},
-		{name: "ext transport", raw: "ext::sh -c id", wantErr: registry.ErrUnsupportedSource},
+		{name: "ext transport", raw: "ext::sh -c id", wantErr: gitsrc.ErrUnsupportedSource},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -127,11 +129,11 @@ func TestCommandPath(t *testing.T) {
 		{"missing", "bin/nope", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := commandPath(skill, tc.rel)
+			p, err := install.CommandPath(skill, tc.rel)
 			if tc.ok != (err == nil) {
 				t.Fatalf("commandPath(%q) = %q, %v; want ok=%v", tc.rel, p, err, tc.ok)
 			}
-			if err != nil && !errors.Is(err, errBadPluginPath) {
+			if err != nil && !errors.Is(err, plugbuild.ErrBadPath) {
 				t.Fatalf("err = %v, want errBadPluginPath", err)
 			}
 		})
@@ -150,7 +152,7 @@ func TestBuildPackage(t *testing.T) {
 		{"../other", "", false},
 		{"/abs", "", false},
 	} {
-		got, err := buildPackage(tc.in)
+		got, err := install.BuildPackage(tc.in)
 		if tc.ok != (err == nil) || got != filepath.FromSlash(tc.want) {
 			t.Errorf("buildPackage(%q) = %q, %v; want %q ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
@@ -250,24 +252,24 @@ func TestAddPromptsOnTerminal(t *testing.T) {
 
 func TestPrepareBuildFailure(t *testing.T) {
 	t.Parallel()
-	in := &installer{
-		build: func(ctx context.Context, name, dir, rel, out string) error {
+	in := &install.Preparer{
+		Build: func(ctx context.Context, name, dir, rel, out string) error {
 			return &plugbuild.BuildError{Err: errors.New("exit status 1"), Output: "./main.go:3:2: undefined: oops\n"}
 		},
-		describe: func(context.Context, host.Plugin) ([]sdk.ToolInfo, error) {
+		Describe: func(context.Context, host.Plugin) ([]sdk.ToolInfo, error) {
 			t.Fatal("describe called after a failed build")
 			return nil, nil
 		},
-		environ: func() []string { return nil },
+		Environ: func() []string { return nil },
 	}
 	dir := t.TempDir()
-	err := in.prepare(context.Background(), &registry.Staged{
+	err := in.Prepare(context.Background(), &registry.Staged{
 		Canonical: "x",
-		Manifest:  &registry.Manifest{Name: "x", Plugin: &registry.PluginSpec{Build: "./plugin"}},
+		Manifest:  &manifest.Manifest{Name: "x", Plugin: &manifest.PluginSpec{Build: "./plugin"}},
 		SkillDir:  dir,
 		PluginOut: filepath.Join(dir, "out", "x"),
 	})
-	if !errors.Is(err, errBuildFailed) || !strings.Contains(err.Error(), "undefined: oops") {
+	if !errors.Is(err, plugbuild.ErrBuild) || !strings.Contains(err.Error(), "undefined: oops") {
 		t.Fatalf("err = %v, want errBuildFailed with the compiler output", err)
 	}
 	if !strings.Contains(describe(err), "fix the compile errors") {
@@ -280,23 +282,23 @@ func TestPrepareCommandPlugin(t *testing.T) {
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "bin", "tool"), "#!/bin/sh\n", 0o755)
 	var described host.Plugin
-	in := &installer{
-		build: func(context.Context, string, string, string, string) error {
+	in := &install.Preparer{
+		Build: func(context.Context, string, string, string, string) error {
 			t.Fatal("go build for a command plugin")
 			return nil
 		},
-		describe: func(_ context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
+		Describe: func(_ context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
 			described = p
 			return []sdk.ToolInfo{{Name: "t", Description: "d"}}, nil
 		},
-		environ: func() []string { return []string{"PATH=/bin", "SECRET=x", "TOOL_KEY=k"} },
+		Environ: func() []string { return []string{"PATH=/bin", "SECRET=x", "TOOL_KEY=k"} },
 	}
 	st := &registry.Staged{
 		Canonical: "x",
-		Manifest:  &registry.Manifest{Name: "x", Plugin: &registry.PluginSpec{Command: "bin/tool"}, Permissions: registry.Permissions{Env: []string{"TOOL_*"}}},
+		Manifest:  &manifest.Manifest{Name: "x", Plugin: &manifest.PluginSpec{Command: "bin/tool"}, Permissions: manifest.Permissions{Env: []string{"TOOL_*"}}},
 		SkillDir:  dir,
 	}
-	if err := in.prepare(context.Background(), st); err != nil {
+	if err := in.Prepare(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
 	if st.Plugin == nil || st.Plugin.Path != filepath.Join(dir, "bin", "tool") || len(st.Plugin.SHA256) != 64 {
@@ -310,44 +312,13 @@ func TestPrepareCommandPlugin(t *testing.T) {
 	}
 }
 
-func TestReadCallArgs(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name, arg, stdin, want string
-		usage                  bool
-	}{
-		{name: "empty is {}", arg: "", want: "{}"},
-		{name: "object", arg: `{"a":1}`, want: `{"a":1}`},
-		{name: "stdin", arg: "-", stdin: " {\"b\":2}\n", want: `{"b":2}`},
-		{name: "array", arg: "[1]", usage: true},
-		{name: "null", arg: "null", usage: true},
-		{name: "broken", arg: "{", usage: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ios, in, _, _ := TestIO()
-			in.WriteString(tc.stdin)
-			got, err := readCallArgs(&callOptions{IO: ios, Args: tc.arg})
-			var ue *usageError
-			if tc.usage {
-				if !errors.As(err, &ue) {
-					t.Fatalf("err = %v, want a usage error", err)
-				}
-				return
-			}
-			if err != nil || string(got) != tc.want || !json.Valid(got) {
-				t.Fatalf("readCallArgs = %s, %v; want %s", got, err, tc.want)
-			}
-		})
-	}
-}
-
 func TestDescribeGivesAdvice(t *testing.T) {
 	t.Parallel()
 	for _, sentinel := range []error{
-		registry.ErrInvalidName, registry.ErrInvalidManifest, registry.ErrNotFound, registry.ErrAlreadyInstalled,
-		registry.ErrCorrupt, registry.ErrIncompatible, registry.ErrUnsupportedSource, registry.ErrRepoNotFound,
-		registry.ErrAuthRequired, registry.ErrUnreachable, registry.ErrNoSkill, registry.ErrAmbiguousSkill,
-		registry.ErrRefNotFound, registry.ErrNoMatchingVersion, host.ErrTampered, host.ErrUnknownPlugin, host.ErrStart,
+		manifest.ErrInvalidName, manifest.ErrInvalidManifest, registry.ErrNotFound, registry.ErrAlreadyInstalled,
+		registry.ErrCorrupt, manifest.ErrIncompatible, gitsrc.ErrUnsupportedSource, gitsrc.ErrRepoNotFound,
+		gitsrc.ErrAuthRequired, gitsrc.ErrUnreachable, gitsrc.ErrNoSkill, gitsrc.ErrAmbiguousSkill,
+		gitsrc.ErrRefNotFound, gitsrc.ErrNoMatchingVersion, host.ErrTampered, host.ErrUnknownPlugin, host.ErrStart,
 	} {
 		err := errors.Join(errors.New("operation"), sentinel)
 		if got := describe(err); got == err.Error() {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/procgroup"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -145,7 +145,7 @@ func goldenTranscript(home, stdout, stderr string, code int) string {
 	// platform and build tag; TestCheckProtections covers it.
 	r := strings.NewReplacer(home, "$AGENT_HOME",
 		platformName(), "$PLATFORM",
-		host.Launch(), "$LAUNCH",
+		workspace.Launch(), "$LAUNCH",
 		strings.Join(procgroup.Protections(), ", "), "$CONTAINMENT",
 		sandboxLine(), "$SANDBOX")
 	return "# exit " + strconv.Itoa(code) + "\n# stdout\n" + r.Replace(stdout) + "# stderr\n" + r.Replace(stderr)

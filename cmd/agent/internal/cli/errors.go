@@ -4,12 +4,14 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/scaffold"
 	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // describe turns an error from a library package into the words a user sees:
@@ -83,32 +85,32 @@ func init() {
 		hint{is(errRemoveNoTTY), "pass --yes to remove it without asking"},
 		hint{is(errCanceled), "nothing was changed"},
 		hint{is(errBundledFixed), "leave it out of AGENT_SKILLS to disable it, or install a skill with the same name to override it"},
-		hint{is(errBuildFailed), "fix the compile errors above in the skill's repository (or ask its author), then run the command again; nothing was installed"},
-		hint{is(errGoMissing), "this skill's plugin is built from source: install Go from https://go.dev/dl and make sure 'go' is on PATH"},
+		hint{is(plugbuild.ErrBuild), "fix the compile errors above in the skill's repository (or ask its author), then run the command again; nothing was installed"},
+		hint{is(plugbuild.ErrGoMissing), "this skill's plugin is built from source: install Go from https://go.dev/dl and make sure 'go' is on PATH"},
 		hint{is(plugbuild.ErrNoModule), "a Go plugin is a module of its own inside the skill: give its folder a go.mod that requires " + sdkmod.SDKPath + " ('agent skill init --plugin <dir>' writes one)"},
 		hint{is(scaffold.ErrNotEmpty), "give a new folder, or an empty one: init never overwrites files"},
 		hint{is(registry.ErrLinked), "edit its folder instead: the next call rebuilds it; 'agent skill link <dir>' rebuilds at once"},
-		hint{is(errBadPluginPath), "the skill's SKILL.md names a plugin that cannot be used; check it with 'agent skill validate <dir>'"},
-		hint{is(errProtocol), "rebuild the plugin against this agent's SDK: a skill with plugin.build is rebuilt by 'agent skill add' or 'update'; for a prebuilt plugin.command ask its author for a build of this protocol"},
-		hint{is(errDescribe), "the plugin must serve the agent SDK (sdk.Serve in its main); run with AGENT_LOG_LEVEL=debug to see its output"},
+		hint{is(plugbuild.ErrBadPath), "the skill's SKILL.md names a plugin that cannot be used; check it with 'agent skill validate <dir>'"},
+		hint{is(install.ErrProtocol), "rebuild the plugin against this agent's SDK: a skill with plugin.build is rebuilt by 'agent skill add' or 'update'; for a prebuilt plugin.command ask its author for a build of this protocol"},
+		hint{is(install.ErrDescribe), "the plugin must serve the agent SDK (sdk.Serve in its main); run with AGENT_LOG_LEVEL=debug to see its output"},
 
 		hint{isUnless(registry.ErrCorrupt, "move it away"), "the file was left untouched: restore it from a backup, or move it away and add your skills again"},
-		hint{isUnless(registry.ErrIncompatible, "upgrade agent", "older agent"), "pick a version of the skill that supports this agent with --version, or upgrade agent"},
-		hint{is(registry.ErrInvalidManifest), "run 'agent skill validate <dir>' on the skill to see every problem"},
-		hint{isUnless(registry.ErrInvalidName, "use 1-"), "skill names use 1-64 letters, digits, '-' or '_'"},
+		hint{isUnless(manifest.ErrIncompatible, "upgrade agent", "older agent"), "pick a version of the skill that supports this agent with --version, or upgrade agent"},
+		hint{is(manifest.ErrInvalidManifest), "run 'agent skill validate <dir>' on the skill to see every problem"},
+		hint{isUnless(manifest.ErrInvalidName, "use 1-"), "skill names use 1-64 letters, digits, '-' or '_'"},
 		hint{isUnless(registry.ErrNotFound, "agent skill list"), "'agent skill list' shows what is installed"},
 		hint{is(registry.ErrAlreadyInstalled), "to keep both, add the second copy under another name with --name"},
-		hint{isUnless(registry.ErrUnsupportedSource, "use an https", "use https", "give an https"), "give an https, http, ssh, git or file URL, a local path to a git repository, or owner/repo for GitHub"},
-		hint{is(registry.ErrRepoNotFound), "for a private repository, check that you have access"},
-		hint{is(registry.ErrAuthRequired), "the repository needs credentials: use an ssh URL with a loaded key, or a git credential helper for https"},
-		hint{is(registry.ErrUnreachable), "check your network connection and the host name, then try again"},
-		hint{isUnless(registry.ErrNoSkill, "a skill needs a SKILL.md"), "name one of the skills found as the [skill] argument: agent skill add <source> <skill>"},
-		hint{is(registry.ErrAmbiguousSkill), "name the one you want as the [skill] argument: agent skill add <source> <skill>"},
-		hint{isUnless(registry.ErrRefNotFound, "history rewritten"), "check the branch, tag or SHA given with --ref or source@ref"},
-		hint{is(registry.ErrNoMatchingVersion), "relax the version constraint, or pick a branch or tag with --ref"},
+		hint{isUnless(gitsrc.ErrUnsupportedSource, "use an https", "use https", "give an https"), "give an https, http, ssh, git or file URL, a local path to a git repository, or owner/repo for GitHub"},
+		hint{is(gitsrc.ErrRepoNotFound), "for a private repository, check that you have access"},
+		hint{is(gitsrc.ErrAuthRequired), "the repository needs credentials: use an ssh URL with a loaded key, or a git credential helper for https"},
+		hint{is(gitsrc.ErrUnreachable), "check your network connection and the host name, then try again"},
+		hint{isUnless(gitsrc.ErrNoSkill, "a skill needs a SKILL.md"), "name one of the skills found as the [skill] argument: agent skill add <source> <skill>"},
+		hint{is(gitsrc.ErrAmbiguousSkill), "name the one you want as the [skill] argument: agent skill add <source> <skill>"},
+		hint{isUnless(gitsrc.ErrRefNotFound, "history rewritten"), "check the branch, tag or SHA given with --ref or source@ref"},
+		hint{is(gitsrc.ErrNoMatchingVersion), "relax the version constraint, or pick a branch or tag with --ref"},
 
-		hint{is(host.ErrTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
-		hint{is(host.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},
-		hint{is(host.ErrStart), workspace.StartAdvice},
+		hint{is(workspace.ErrPluginTampered), "the plugin binary changed after install and was not run; reinstall the skill with 'agent skill remove <name> --yes' and 'agent skill add'"},
+		hint{is(workspace.ErrUnknownPlugin), "the skill is not active; see 'agent tools --help' about AGENT_SKILLS"},
+		hint{is(workspace.ErrPluginStart), workspace.StartAdvice},
 	)
 }

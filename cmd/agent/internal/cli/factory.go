@@ -13,9 +13,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/viper"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	scripts "github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // Config is the resolved configuration: $AGENT_HOME/config.yaml, then
@@ -31,6 +33,9 @@ type Config struct {
 	Model       string
 	Instruction string
 	Approve     string
+	// PassEnv (pass_env in config.yaml, AGENT_PASS_ENV comma-separated)
+	// names secrets skills' code may get all the same (SPEC §12).
+	PassEnv []string
 	// Mirrors is mirrors: in config.yaml (SPEC §18).
 	Mirrors []registry.Mirror
 }
@@ -45,6 +50,9 @@ type Factory struct {
 	LookupEnv  func(string) (string, bool)
 	Environ    func() []string
 	Executable func() (string, error)
+	// CallFloor replaces the calls' 5-minute deadline floor
+	// (workspace.Config.CallFloor), so that tests take seconds.
+	CallFloor time.Duration
 
 	configOnce sync.Once
 	config     *Config
@@ -64,12 +72,15 @@ func (f *Factory) environ() []string {
 }
 
 // installer returns the Prepare step of add and update.
-func (f *Factory) installer() (*installer, error) {
+func (f *Factory) installer() (*install.Preparer, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, err
 	}
-	return newInstaller(cfg.Home, f.IO, f.environ, f.logger(cfg)), nil
+	return install.New(install.Options{
+		Home: cfg.Home, Environ: f.environ, PassEnv: cfg.PassEnv, Logger: f.logger(cfg),
+		Progress: f.IO.ErrOut, Terminal: f.IO.StderrTTY,
+	}), nil
 }
 
 // logger is the host's logger: plugin output and host events on stderr at
@@ -121,9 +132,11 @@ func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
 		Root:            f.getenv("AGENT_WORKSPACE"),
 		AgentVersion:    Version,
 		Environ:         f.environ(),
+		PassEnv:         cfg.PassEnv,
 		Executable:      f.Executable,
 		Logger:          f.logger(cfg),
 		Relink:          f.relink,
+		CallFloor:       f.CallFloor,
 	}, nil
 }
 
@@ -141,10 +154,15 @@ func (f *Factory) loadSkillView(ctx context.Context) (*workspace.View, error) {
 	return f.view(ctx, workspace.Every)
 }
 
-// loadActiveView reads only the SKILL.md of the skills AGENT_SKILLS
-// selects: all that Layer 1 needs.
-func (f *Factory) loadActiveView(ctx context.Context) (*workspace.View, error) {
-	return f.view(ctx, workspace.Selected)
+// loadRecordedWorkspace is the workspace with linked skills as recorded:
+// what Layer 1 needs, without rebuilding a linked skill's plugin.
+func (f *Factory) loadRecordedWorkspace(ctx context.Context) (*workspace.Workspace, error) {
+	wc, err := f.WorkspaceConfig()
+	if err != nil {
+		return nil, err
+	}
+	wc.Relink = nil
+	return workspace.Load(ctx, wc)
 }
 
 func (f *Factory) view(ctx context.Context, scope workspace.Scope) (*workspace.View, error) {
@@ -178,7 +196,7 @@ func (f *Factory) Store() (*registry.Store, error) {
 	}
 	s := registry.NewStore(cfg.Home)
 	// Fetch fallbacks (a full history instead of one commit) show at debug.
-	s.Git = &registry.GoGit{Debug: f.logger(cfg).Debug}
+	s.Git = &gitsrc.GoGit{Debug: f.logger(cfg).Debug}
 	s.Mirrors = cfg.Mirrors
 	return s, nil
 }
@@ -223,6 +241,15 @@ func (f *Factory) loadConfig() (*Config, error) {
 
 	cfg := &Config{Home: home, UV: v.GetString("uv"), LogLevel: strings.ToLower(v.GetString("log_level")),
 		Model: v.GetString("model"), Instruction: v.GetString("instruction"), Approve: v.GetString("approve")}
+	cfg.PassEnv = v.GetStringSlice("pass_env")
+	if s := f.getenv("AGENT_PASS_ENV"); s != "" {
+		cfg.PassEnv = nil
+		for n := range strings.SplitSeq(s, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				cfg.PassEnv = append(cfg.PassEnv, n)
+			}
+		}
+	}
 	// AGENT_SKILLS="" means "no skills" and must not fall back to config.yaml.
 	if s, ok := f.LookupEnv("AGENT_SKILLS"); ok {
 		cfg.Skills = s

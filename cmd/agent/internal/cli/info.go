@@ -13,6 +13,7 @@ import (
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type infoOptions struct {
@@ -77,7 +78,7 @@ func newInfoScript(s exec.Script) infoScript {
 // read from the skill's folder.
 type skillInfo struct {
 	registry.Entry
-	Manifest *registry.Manifest `json:"manifest,omitempty"`
+	Manifest *manifest.Manifest `json:"manifest,omitempty"`
 	Scripts  []infoScript       `json:"scripts"`
 	Warnings []string           `json:"warnings"`
 }
@@ -202,7 +203,7 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 }
 
 // manifestFields lists the SKILL.md fields that are set, in a fixed order.
-func manifestFields(m *registry.Manifest) [][2]string {
+func manifestFields(m *manifest.Manifest) [][2]string {
 	var out [][2]string
 	add := func(k, v string) {
 		if v != "" {

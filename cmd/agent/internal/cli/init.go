@@ -10,7 +10,7 @@ import (
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/scaffold"
 	"github.com/agentskills/agent/internal/sdkmod"
-	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type initOptions struct {
@@ -70,7 +70,7 @@ func initRun(_ context.Context, opts *initOptions) error {
 	if err != nil {
 		return err
 	}
-	name, err := registry.Canonical(filepath.Base(abs))
+	name, err := manifest.Canonical(filepath.Base(abs))
 	if err != nil {
 		return fmt.Errorf("init %s: the folder name is the skill's name: %w", opts.Dir, err)
 	}

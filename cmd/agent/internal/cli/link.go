@@ -6,14 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/registry"
 )
 
 type linkOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 
 	Dir string
 }
@@ -59,7 +59,7 @@ func linkRun(ctx context.Context, opts *linkOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := link(ctx, store, inst, opts.Dir, func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) })
+	e, err := inst.Link(ctx, store, opts.Dir, Version, func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) })
 	if err != nil {
 		return err
 	}
@@ -71,25 +71,8 @@ func linkRun(ctx context.Context, opts *linkOptions) error {
 	return nil
 }
 
-// link (re)registers dir in place with its current stamp.
-func link(ctx context.Context, store *registry.Store, inst *installer, dir string, warn func(string)) (registry.Entry, error) {
-	stamp, err := plugbuild.Stamp(dir)
-	if err != nil {
-		return registry.Entry{}, err
-	}
-	return store.Link(ctx, registry.LinkRequest{Dir: dir, AgentVersion: Version, Stamp: stamp, Warn: warn}, inst.prepare)
-}
-
-// relink is the workspace's Relink: a linked skill whose folder changed
-// since its last build is built and described again before it is used.
+// relink is the workspace's Relink (install.Preparer.Relink).
 func (f *Factory) relink(ctx context.Context, e registry.Entry) (registry.Entry, error) {
-	stamp, err := plugbuild.Stamp(e.Path)
-	if err != nil {
-		return e, err
-	}
-	if stamp == e.Stamp {
-		return e, nil
-	}
 	store, err := f.Store()
 	if err != nil {
 		return e, err
@@ -98,5 +81,5 @@ func (f *Factory) relink(ctx context.Context, e registry.Entry) (registry.Entry,
 	if err != nil {
 		return e, err
 	}
-	return link(ctx, store, inst, e.Path, nil)
+	return inst.Relink(ctx, store, e, Version)
 }

@@ -74,7 +74,7 @@ func newCmdMCP(f *Factory, runF func(context.Context, *mcpOptions) error) *cobra
 	cmd.Flags().StringVar(&opts.Token, "token", "", "bearer token for --http (default: kept in $AGENT_HOME/state/mcp-token)")
 	cmd.Flags().BoolVar(&opts.Lazy, "lazy", false, "list use_skill and call_tool instead of every tool schema")
 	cmd.Flags().DurationVar(&opts.IdleTimeout, "idle-timeout", mcp.DefaultIdleTimeout, "stop a plugin unused this long; it restarts on its next call (0: never)")
-	cmd.Flags().DurationVar(&opts.CallTimeout, "call-timeout", 0, "give up on one tool call after this long (default: no limit; the client may cancel)")
+	cmd.Flags().DurationVar(&opts.CallTimeout, "call-timeout", 0, "give up on one tool call after this long (default: 5m, or for a script AGENT_SCRIPT_TIMEOUT+15s if longer)")
 	cmd.AddCommand(newCmdMCPConfig(f, nil))
 	return cmd
 }
@@ -116,22 +116,34 @@ func mcpRun(ctx context.Context, opts *mcpOptions) error {
 		return srv.ServeStdio(ctx)
 	}
 	token := opts.Token
+	stateDir := filepath.Join(cfg.Home, "state")
+	generated := false
 	if token == "" {
-		stateDir := filepath.Join(cfg.Home, "state")
-		var created bool
-		if token, created, err = mcp.LoadOrCreateToken(stateDir); err != nil {
+		if token, err = mcp.LoadToken(stateDir); err != nil {
 			srv.Close()
 			return err
 		}
-		if created {
-			fmt.Fprintf(opts.IO.ErrOut, "agent mcp: generated a bearer token (kept in %s): %s\n", filepath.Join(stateDir, mcp.TokenFile), token)
+	}
+	if token == "" {
+		if token, err = mcp.NewToken(); err != nil {
+			srv.Close()
+			return err
 		}
+		generated = true
 	}
 	return srv.ServeHTTP(ctx, mcp.HTTPOptions{
 		Addr:  opts.HTTP,
 		Token: token,
-		Ready: func(addr string) {
+		Ready: func(addr string) error {
+			// Only once the address is ours: a refused bind writes nothing.
+			if generated {
+				if err := mcp.SaveToken(stateDir, token); err != nil {
+					return err
+				}
+				fmt.Fprintf(opts.IO.ErrOut, "agent mcp: generated a bearer token (kept in %s): %s\n", filepath.Join(stateDir, mcp.TokenFile), token)
+			}
 			fmt.Fprintf(opts.IO.ErrOut, "agent mcp: serving http://%s%s\n", addr, mcp.Path)
+			return nil
 		},
 	})
 }

@@ -108,26 +108,39 @@ func yesNo(b bool) string {
 // dedent removes the common leading tabs of a raw string literal's lines and
 // the first and last line breaks, so help text can be indented with the code.
 func dedent(s string) string {
+	// One pass to find the indent, one to copy: every command's help text
+	// goes through here when the command tree is built, which every agent
+	// process does (`agent version` included).
 	s = strings.TrimPrefix(s, "\n")
-	lines := strings.Split(s, "\n")
 	indent := -1
-	for _, l := range lines {
-		if strings.TrimSpace(l) == "" {
+	for rest := s; rest != ""; {
+		line, next, _ := strings.Cut(rest, "\n")
+		rest = next
+		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		n := len(l) - len(strings.TrimLeft(l, "\t"))
-		if indent < 0 || n < indent {
+		if n := len(line) - len(strings.TrimLeft(line, "\t")); indent < 0 || n < indent {
 			indent = n
 		}
 	}
-	for i, l := range lines {
-		if len(l) >= indent && indent > 0 {
-			lines[i] = l[indent:]
-		} else {
-			lines[i] = strings.TrimLeft(l, "\t")
+	var b strings.Builder
+	b.Grow(len(s))
+	for rest, first := s, true; ; first = false {
+		line, next, more := strings.Cut(rest, "\n")
+		if !first {
+			b.WriteByte('\n')
 		}
+		if len(line) >= indent && indent > 0 {
+			b.WriteString(line[indent:])
+		} else {
+			b.WriteString(strings.TrimLeft(line, "\t"))
+		}
+		if !more {
+			break
+		}
+		rest = next
 	}
-	return strings.TrimRight(strings.Join(lines, "\n"), "\n\t ")
+	return strings.TrimRight(b.String(), "\n\t ")
 }
 
 // shortLived lets a command that ends in milliseconds (listings, add,

@@ -14,7 +14,7 @@ import (
 
 type promptOptions struct {
 	IO        *IOStreams
-	View      func(context.Context) (*workspace.View, error)
+	Workspace func(context.Context) (*workspace.Workspace, error)
 	Tokenizer disclosure.Tokenizer
 
 	Budget        int
@@ -23,7 +23,7 @@ type promptOptions struct {
 }
 
 func newCmdPrompt(f *Factory, runF func(context.Context, *promptOptions) error) *cobra.Command {
-	opts := &promptOptions{IO: f.IO, View: f.loadActiveView, Tokenizer: disclosure.DefaultTokenizer()}
+	opts := &promptOptions{IO: f.IO, Workspace: f.loadRecordedWorkspace, Tokenizer: disclosure.DefaultTokenizer()}
 	cmd := &cobra.Command{
 		Use:   "prompt",
 		Short: "Print the Layer 1 text a model always sees, and its token count",
@@ -89,21 +89,20 @@ type promptJSON struct {
 
 func promptRun(ctx context.Context, opts *promptOptions) error {
 	shortLived()
-	v, err := opts.View(ctx)
+	ws, err := opts.Workspace(ctx)
 	if err != nil {
 		return err
 	}
+	defer ws.Close()
 	budget := opts.Budget
 	if budget <= 0 {
 		budget = disclosure.BudgetFor(opts.ContextWindow)
 	}
-	text, included, dropped, err := workspace.Layer1(v, budget)
+	text, included, dropped, err := ws.Layer1(budget)
 	if err != nil {
 		return err
 	}
-	for _, w := range v.Warnings {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", w)
-	}
+	ws.PrintWarnings(opts.IO.ErrOut)
 	if len(dropped) > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %d skill(s) left out of the prompt, over the budget of %d characters: %s; raise --budget or --context-window, or activate fewer skills\n",
 			len(dropped), budget, strings.Join(dropped, ", "))

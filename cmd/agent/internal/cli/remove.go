@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
@@ -76,7 +77,7 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 	}
 	// Before the folder goes: the help cache is keyed by script contents.
 	if cfg, err := opts.Config(); err == nil {
-		if err := workspace.RemoveState(cfg.Home, e); err != nil {
+		if err := install.RemoveState(cfg.Home, e); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", err)
 		}
 	}

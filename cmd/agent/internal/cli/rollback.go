@@ -6,13 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type rollbackOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 
 	Name string
 }
@@ -48,7 +50,7 @@ func newCmdRollback(f *Factory, runF func(context.Context, *rollbackOptions) err
 }
 
 func rollbackRun(ctx context.Context, opts *rollbackOptions) error {
-	if _, err := registry.Canonical(opts.Name); err != nil {
+	if _, err := manifest.Canonical(opts.Name); err != nil {
 		return err
 	}
 	store, err := opts.Store()
@@ -65,7 +67,7 @@ func rollbackRun(ctx context.Context, opts *rollbackOptions) error {
 		AgentVersion: Version,
 		Progress:     progress,
 		Warn:         opts.IO.Warn,
-	}, inst.prepare)
+	}, inst.Prepare)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // Main runs the agent CLI on the process's own streams and returns the exit
@@ -104,7 +104,7 @@ func unknownCommand(cmd *cobra.Command, name string) error {
 			names = append(names, c.Name())
 		}
 	}
-	if s := registry.Suggest(name, names); s != "" {
+	if s := manifest.Suggest(name, names); s != "" {
 		msg += fmt.Sprintf("; did you mean '%s %s'?", cmd.CommandPath(), s)
 	}
 	return usageErr(fmt.Errorf("%s; see '%s --help'", msg, cmd.CommandPath()))

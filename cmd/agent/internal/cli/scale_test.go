@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/agentskills/agent/internal/gittest"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // indexedHome is a home with n skills (scripts scripts and a plugin tool
@@ -48,11 +49,11 @@ func writeIndexedHome(t testing.TB, home string, n, scripts int) {
 		e := sk.entry
 		e.Name, e.Canonical, e.Path = name, name, dir
 		e.Tools[0].Name = name + "_tool"
-		m, warns, err := registry.LoadManifest(dir)
+		m, warns, err := manifest.LoadManifest(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Listing, err = registry.NewListing(dir, m, warns, workspace.RunnableScripts(dir, m)); err != nil {
+		if e.Listing, err = registry.NewListing(dir, m, warns, install.RunnableScripts(dir, m)); err != nil {
 			t.Fatal(err)
 		}
 		e.Description = m.Description

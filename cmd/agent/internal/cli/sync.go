@@ -7,13 +7,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/registry"
 )
 
 type syncOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 
 	File   string
 	Frozen bool
@@ -138,7 +139,7 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 			return confirm(opts.IO, fmt.Sprintf("The lock marks %s trusted: their plugins will be built and their code run. Trust them?", strings.Join(names, ", ")))
 		},
 		Done: func(c registry.SyncChange) { fmt.Fprintln(opts.IO.Out, describeChange(c)) },
-	}, inst.prepare)
+	}, inst.Prepare)
 	if err != nil {
 		return err
 	}

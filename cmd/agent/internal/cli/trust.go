@@ -8,14 +8,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type trustOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 
 	Name    string
 	Trusted bool
@@ -84,7 +86,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		if err != nil {
 			return err
 		}
-		te, err := store.Trust(ctx, registry.TrustRequest{Name: e.Canonical}, inst.prepare)
+		te, err := store.Trust(ctx, registry.TrustRequest{Name: e.Canonical}, inst.Prepare)
 		if err != nil {
 			return err
 		}
@@ -92,7 +94,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "Built the plugin of %s: %d tool(s)\n", e.Name, len(te.Tools))
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "Trusted %s: AGENT_SKILLS=all or AGENT_SKILLS=%s activates it\n", e.Name, e.Canonical)
-		if m, _, err := registry.LoadManifest(te.Path); err == nil {
+		if m, _, err := manifest.LoadManifest(te.Path); err == nil {
 			writeGrants(opts.IO.ErrOut, m.Permissions)
 		}
 	} else {
@@ -104,7 +106,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 // writeGrants says what a trusted skill's code may reach beyond its own
 // folder (SKILL.md permissions, hashed with it and enforced by the
 // sandbox).
-func writeGrants(w io.Writer, p registry.Permissions) {
+func writeGrants(w io.Writer, p manifest.Permissions) {
 	none := func(l []string) string {
 		if len(l) == 0 {
 			return "nothing more"

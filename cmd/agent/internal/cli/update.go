@@ -7,13 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type updateOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
-	Installer func() (*installer, error)
+	Installer func() (*install.Preparer, error)
 
 	Names  []string
 	All    bool
@@ -67,7 +69,7 @@ func newCmdUpdate(f *Factory, runF func(context.Context, *updateOptions) error) 
 
 func updateRun(ctx context.Context, opts *updateOptions) error {
 	for _, n := range opts.Names {
-		if _, err := registry.Canonical(n); err != nil {
+		if _, err := manifest.Canonical(n); err != nil {
 			return err
 		}
 	}
@@ -105,7 +107,7 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 			}
 			return confirm(opts.IO, fmt.Sprintf("Update %s?", p.Name))
 		},
-	}, inst.prepare)
+	}, inst.Prepare)
 	if len(results) == 0 && err == nil {
 		fmt.Fprintln(errOut, "No skills installed from git; nothing to update.")
 	}

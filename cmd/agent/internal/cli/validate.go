@@ -9,10 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/plugins/exec"
-	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type validateOptions struct {
@@ -92,32 +93,32 @@ func validateRun(_ context.Context, opts *validateOptions) error {
 // lintSkill collects errors and warnings about a skill folder. strict adds
 // the Agent Skills specification's rules as errors; the recoveries it
 // reports are then not repeated as warnings.
-func lintSkill(dir string, strict bool) (errs, warns []registry.Problem, name string) {
-	m, warnings, err := registry.LoadManifest(dir)
+func lintSkill(dir string, strict bool) (errs, warns []manifest.Problem, name string) {
+	m, warnings, err := manifest.LoadManifest(dir)
 	for _, w := range warnings {
 		if !strict || !w.Recovered {
 			warns = append(warns, w)
 		}
 	}
 	if err != nil {
-		var me *registry.ManifestError
+		var me *manifest.ManifestError
 		if errors.As(err, &me) {
 			return me.Problems, warns, ""
 		}
-		return []registry.Problem{{File: filepath.Join(dir, registry.ManifestFile), Message: err.Error()}}, warns, ""
+		return []manifest.Problem{{File: filepath.Join(dir, manifest.ManifestFile), Message: err.Error()}}, warns, ""
 	}
-	manifest := filepath.Join(dir, registry.ManifestFile)
+	file := filepath.Join(dir, manifest.ManifestFile)
 	if strict {
 		folder := filepath.Base(dir)
 		if abs, err := filepath.Abs(dir); err == nil {
 			folder = filepath.Base(abs)
 		}
-		errs = append(errs, registry.CheckStrict(manifest, folder, m, warnings)...)
+		errs = append(errs, manifest.CheckStrict(file, folder, m, warnings)...)
 	}
 	if m.Plugin != nil {
 		switch {
 		case m.Plugin.Build != "":
-			pkg, err := buildPackage(m.Plugin.Build)
+			pkg, err := install.BuildPackage(m.Plugin.Build)
 			if err == nil {
 				if fi, statErr := os.Stat(filepath.Join(dir, pkg)); statErr != nil || !fi.IsDir() {
 					err = fmt.Errorf("plugin.build %q is not a folder in the skill; point it at the Go main package, for example ./plugin", m.Plugin.Build)
@@ -128,23 +129,23 @@ func lintSkill(dir string, strict bool) (errs, warns []registry.Problem, name st
 				}
 			}
 			if err != nil {
-				errs = append(errs, registry.Problem{File: manifest, Message: err.Error()})
+				errs = append(errs, manifest.Problem{File: file, Message: err.Error()})
 			}
 		case m.Plugin.Command != "":
-			if _, err := commandPath(dir, m.Plugin.Command); err != nil {
-				errs = append(errs, registry.Problem{File: manifest, Message: err.Error()})
+			if _, err := install.CommandPath(dir, m.Plugin.Command); err != nil {
+				errs = append(errs, manifest.Problem{File: file, Message: err.Error()})
 			}
 		}
 	}
 	scripts, err := exec.Discover(dir, m.Scripts, m.ScriptsIgnore)
 	if err != nil {
-		errs = append(errs, registry.Problem{File: manifest, Message: "scripts: " + err.Error()})
+		errs = append(errs, manifest.Problem{File: file, Message: "scripts: " + err.Error()})
 	}
 	for _, s := range scripts {
 		if s.Err != nil {
-			errs = append(errs, registry.Problem{File: s.Path, Message: s.Err.Error()})
+			errs = append(errs, manifest.Problem{File: s.Path, Message: s.Err.Error()})
 		}
 	}
-	registry.SortProblems(errs)
+	manifest.SortProblems(errs)
 	return errs, warns, m.Name
 }

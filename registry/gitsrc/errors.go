@@ -1,0 +1,16 @@
+package gitsrc
+
+import "errors"
+
+// Sentinel errors. Functions wrap them with the failing operation, so callers
+// test with errors.Is and show err.Error() to the user.
+var (
+	ErrUnsupportedSource = errors.New("unsupported source")
+	ErrRepoNotFound      = errors.New("repository not found")
+	ErrAuthRequired      = errors.New("authentication required")
+	ErrUnreachable       = errors.New("host unreachable")
+	ErrNoSkill           = errors.New("no skill found")
+	ErrAmbiguousSkill    = errors.New("several skills found")
+	ErrRefNotFound       = errors.New("ref not found")
+	ErrNoMatchingVersion = errors.New("no matching version")
+)

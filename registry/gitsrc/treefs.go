@@ -1,0 +1,297 @@
+package gitsrc
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// TreeFS is a git tree as an io/fs.FS, read straight from the object store:
+// nothing is checked out. Symbolic links are reported as such (Lstat,
+// ReadDir, ReadLink) and never followed: opening one is an error.
+// Submodules (gitlinks) are left out, as a checkout without submodules
+// leaves them empty.
+type TreeFS struct {
+	root *object.Tree
+}
+
+var (
+	_ fs.ReadDirFS  = TreeFS{}
+	_ fs.StatFS     = TreeFS{}
+	_ fs.ReadLinkFS = TreeFS{}
+)
+
+// NewTreeFS wraps a tree.
+func NewTreeFS(t *object.Tree) TreeFS { return TreeFS{root: t} }
+
+// entry finds name's tree entry; the root has none (nil, nil).
+func (t TreeFS) entry(op, name string) (*object.TreeEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if name == "." {
+		return nil, nil
+	}
+	e, err := t.root.FindEntry(name)
+	if err != nil || e.Mode == filemode.Submodule {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	}
+	return e, nil
+}
+
+func (t TreeFS) info(name string, e *object.TreeEntry) fs.FileInfo {
+	if e == nil {
+		return treeInfo{name: ".", mode: fs.ModeDir | 0o755}
+	}
+	fi := treeInfo{name: path.Base(name)}
+	switch e.Mode {
+	case filemode.Dir:
+		fi.mode = fs.ModeDir | 0o755
+	case filemode.Symlink:
+		fi.mode = fs.ModeSymlink | 0o777
+	case filemode.Executable:
+		fi.mode = 0o755
+	default:
+		fi.mode = 0o644
+	}
+	if e.Mode != filemode.Dir {
+		fi.size = func() int64 {
+			if b, err := t.root.TreeEntryFile(e); err == nil {
+				return b.Size
+			}
+			return 0
+		}
+	}
+	return fi
+}
+
+// Open implements fs.FS.
+func (t TreeFS) Open(name string) (fs.File, error) {
+	e, err := t.entry("open", name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case e == nil || e.Mode == filemode.Dir:
+		return &treeDir{fs: t, name: name, info: t.info(name, e)}, nil
+	case e.Mode == filemode.Symlink:
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w: a symbolic link (links are not followed)", fs.ErrInvalid)}
+	}
+	f, err := t.root.TreeEntryFile(e)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &treeFile{ReadCloser: r, info: t.info(name, e)}, nil
+}
+
+// Stat implements fs.StatFS. Like Lstat, it does not follow links.
+func (t TreeFS) Stat(name string) (fs.FileInfo, error) { return t.Lstat(name) }
+
+// Lstat implements fs.ReadLinkFS.
+func (t TreeFS) Lstat(name string) (fs.FileInfo, error) {
+	e, err := t.entry("lstat", name)
+	if err != nil {
+		return nil, err
+	}
+	return t.info(name, e), nil
+}
+
+// ReadLink implements fs.ReadLinkFS.
+func (t TreeFS) ReadLink(name string) (string, error) {
+	e, err := t.entry("readlink", name)
+	if err != nil {
+		return "", err
+	}
+	if e == nil || e.Mode != filemode.Symlink {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	f, err := t.root.TreeEntryFile(e)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	s, err := f.Contents()
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	return s, nil
+}
+
+// ReadDir implements fs.ReadDirFS, in git's (byte) order, which is sorted.
+func (t TreeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	tree := t.root
+	if name != "." {
+		e, err := t.entry("readdir", name)
+		if err != nil {
+			return nil, err
+		}
+		if e.Mode != filemode.Dir {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: fmt.Errorf("not a directory")}
+		}
+		if tree, err = t.root.Tree(name); err != nil {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+		}
+	}
+	sub := TreeFS{root: tree}
+	out := make([]fs.DirEntry, 0, len(tree.Entries))
+	for i := range tree.Entries {
+		e := &tree.Entries[i]
+		if e.Mode == filemode.Submodule {
+			continue
+		}
+		out = append(out, fs.FileInfoToDirEntry(sub.info(e.Name, e)))
+	}
+	// Git sorts a directory as if its name ended in '/'; fs wants names.
+	sortDirEntries(out)
+	return out, nil
+}
+
+func sortDirEntries(es []fs.DirEntry) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].Name() < es[j-1].Name(); j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+type treeInfo struct {
+	name string
+	mode fs.FileMode
+	size func() int64
+}
+
+func (i treeInfo) Name() string { return i.name }
+func (i treeInfo) Size() int64 {
+	if i.size == nil {
+		return 0
+	}
+	return i.size()
+}
+func (i treeInfo) Mode() fs.FileMode  { return i.mode }
+func (i treeInfo) ModTime() time.Time { return time.Time{} }
+func (i treeInfo) IsDir() bool        { return i.mode.IsDir() }
+func (i treeInfo) Sys() any           { return nil }
+
+type treeFile struct {
+	io.ReadCloser
+	info fs.FileInfo
+}
+
+func (f *treeFile) Stat() (fs.FileInfo, error) { return f.info, nil }
+
+type treeDir struct {
+	fs   TreeFS
+	name string
+	info fs.FileInfo
+	ents []fs.DirEntry
+	read bool
+}
+
+func (d *treeDir) Stat() (fs.FileInfo, error) { return d.info, nil }
+func (d *treeDir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.name, Err: fmt.Errorf("is a directory")}
+}
+func (d *treeDir) Close() error { return nil }
+
+func (d *treeDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	if !d.read {
+		ents, err := d.fs.ReadDir(d.name)
+		if err != nil {
+			return nil, err
+		}
+		d.ents, d.read = ents, true
+	}
+	if n <= 0 {
+		out := d.ents
+		d.ents = nil
+		return out, nil
+	}
+	if len(d.ents) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(d.ents))
+	out := d.ents[:n]
+	d.ents = d.ents[n:]
+	return out, nil
+}
+
+// WriteTree writes the folder dir of fsys (a slash path; "" or "." for
+// the root) to dst, which must not exist: regular files with their
+// executable bit, folders, and symbolic links as links (CopySkill decides
+// later whether a link may stay).
+func WriteTree(fsys fs.FS, dir, dst string) error {
+	if dir == "" {
+		dir = "."
+	}
+	return fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := "."
+		switch {
+		case p == dir:
+		case dir == ".":
+			rel = p
+		default:
+			rel = p[len(dir)+1:]
+		}
+		out := filepath.Join(dst, filepath.FromSlash(rel))
+		switch t := d.Type(); {
+		case d.IsDir():
+			if rel != "." && d.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return os.MkdirAll(out, 0o755)
+		case t&fs.ModeSymlink != 0:
+			target, err := fs.ReadLink(fsys, p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, out)
+		case t.IsRegular():
+			return writeFile(fsys, p, out, d)
+		}
+		return nil
+	})
+}
+
+func writeFile(fsys fs.FS, name, out string, d fs.DirEntry) error {
+	var fi fs.FileInfo
+	if info, err := d.Info(); err == nil {
+		fi = info
+	}
+	in, err := fsys.Open(name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return createCopy(out, in, fi)
+}
+
+// createCopy creates dst, which must not exist, with what in holds:
+// executable (0755) when fi is executable, else 0644.
+func createCopy(dst string, in io.Reader, fi fs.FileInfo) error {
+	mode := os.FileMode(0o644)
+	if fi != nil && fi.Mode()&0o111 != 0 {
+		mode = 0o755
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, in); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

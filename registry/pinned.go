@@ -1,0 +1,35 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/agentskills/agent/registry/gitsrc"
+)
+
+// fetchRequest is a FetchRequest with the store's object cache.
+func (s *Store) fetchRequest(url, ref, constraint string, progress io.Writer) gitsrc.FetchRequest {
+	return gitsrc.FetchRequest{URL: url, Ref: ref, Constraint: constraint, Progress: progress, CacheDir: filepath.Join(s.Home, "cache", "git")}
+}
+
+// fetchPinned fetches exactly the commit e records (sync, rollback)
+// and checks that the server handed over that commit, not whatever a ref
+// of that name points to now.
+func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*gitsrc.Snapshot, error) {
+	req := s.fetchRequest(e.GitURL, e.CommitSHA, "", progress)
+	req.Path = e.Subdir
+	snap, err := s.git().Fetch(ctx, req)
+	if errors.Is(err, gitsrc.ErrRefNotFound) {
+		return nil, fmt.Errorf("%w: commit %s is no longer in %s (history rewritten, or never pushed); it is not replaced by what a tag or branch holds now: pin a commit the server has (agent skill add, then agent skill lock)", gitsrc.ErrRefNotFound, gitsrc.Short(e.CommitSHA), e.GitURL)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if snap.Commit != e.CommitSHA {
+		return nil, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", e.GitURL, gitsrc.Short(e.CommitSHA), ErrCommitMismatch, gitsrc.Short(snap.Commit))
+	}
+	return snap, nil
+}
