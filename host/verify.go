@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentskills/agent/internal/atomicfile"
 )
 
 // fingerprint identifies one version of a file without reading it. Every
@@ -129,15 +131,7 @@ func (v *verifier) store(fp fingerprint) {
 		return
 	}
 	b, _ := json.Marshal(fp)
-	tmp, err := os.CreateTemp(v.dir, ".fp-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), v.recordPath(fp.Path)) != nil {
-		_ = os.Remove(tmp.Name())
-	}
+	_ = atomicfile.Write(v.recordPath(fp.Path), b, 0o600)
 }
 
 // fingerprintSettle is how old a file's ctime must be before its

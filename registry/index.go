@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/agentskills/agent/internal/atomicfile"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -241,25 +242,7 @@ func (s *Store) writeIndex(st stamp, recs []indexed) error {
 		b = append(b, r.line...)
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[at:], castagnoli))
-	f, err := os.CreateTemp(s.SkillsDir(), ".index.tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.indexPath())
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(s.indexPath(), b, 0o644)
 }
 
 // records encodes entries for the index, reusing the registry.json line
@@ -427,6 +410,15 @@ func (e *enc) entry(x *Entry) {
 	e.str(x.Stamp)
 	e.str(x.PreviousDirHash)
 	e.bool(x.NamedOnly)
+	e.uvarint(uint64(len(x.Placements)))
+	for _, p := range x.Placements {
+		e.str(p.Folder)
+		e.str(p.Dir)
+		e.strs(p.Agents)
+		e.bool(p.Link)
+		e.str(p.Placed)
+		e.strs(p.Made)
+	}
 	l := x.Listing
 	if l == nil {
 		e.bool(false)
@@ -622,6 +614,14 @@ func (d *dec) entry() Entry {
 	x.Stamp = d.str()
 	x.PreviousDirHash = d.str()
 	x.NamedOnly = d.bool()
+	if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)-d.off) {
+		x.Placements = make([]Placement, n)
+		for i := range x.Placements {
+			x.Placements[i] = Placement{Folder: d.str(), Dir: d.str(), Agents: d.strs(), Link: d.bool(), Placed: d.str(), Made: d.strs()}
+		}
+	} else if n > 0 {
+		d.err = true
+	}
 	if !d.bool() {
 		return x
 	}

@@ -27,16 +27,16 @@ import (
 // registry now records it.
 func LoadInstalled(e Entry) (*manifest.Manifest, []manifest.Problem, error) {
 	if e.ManifestSHA256 == "" {
-		return manifest.LoadManifest(e.Path)
+		return gitsrc.LoadManifest(e.Path)
 	}
 	file := filepath.Join(e.Path, manifest.ManifestFile)
-	data, got, err := readAndHash(e, file)
+	data, got, err := readAndHash(e)
 	if err != nil || got != e.ManifestSHA256 {
 		// A killed update on a file system without RENAME_EXCHANGE may
 		// even have left no folder: recovery puts the old one back.
 		if fresh, ok := recheck(e); ok {
 			e = fresh
-			data, got, err = readAndHash(e, file)
+			data, got, err = readAndHash(e)
 		}
 	}
 	if err != nil {
@@ -55,8 +55,8 @@ func LoadInstalled(e Entry) (*manifest.Manifest, []manifest.Problem, error) {
 	return manifest.ParseManifest(file, data)
 }
 
-func readAndHash(e Entry, file string) ([]byte, string, error) {
-	data, err := manifest.ReadFile(file)
+func readAndHash(e Entry) ([]byte, string, error) {
+	data, _, err := gitsrc.ReadManifest(e.Path)
 	if err != nil {
 		var me *manifest.ManifestError
 		if errors.As(err, &me) {
@@ -95,9 +95,9 @@ func recheck(e Entry) (Entry, bool) {
 	return fresh, true
 }
 
-// fileSHA256 is the hex sha256 of a regular file's contents.
-func fileSHA256(p string) (string, error) {
-	data, err := manifest.ReadFile(p)
+// manifestSHA256 is the hex sha256 of dir/SKILL.md.
+func manifestSHA256(dir string) (string, error) {
+	data, _, err := gitsrc.ReadManifest(dir)
 	if err != nil {
 		return "", err
 	}

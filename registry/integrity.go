@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/agentskills/agent/internal/atomicfile"
 )
 
 // Whole-skill integrity (SPEC §5). At install, update and trust the skill
@@ -476,16 +478,5 @@ func (s *Store) writeRecord(canonical string, rec *integrityRecord) {
 	if err != nil {
 		return
 	}
-	f, err := os.CreateTemp(s.IntegrityDir(), canonical+".json.tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr != nil || cerr != nil {
-		os.Remove(f.Name())
-		return
-	}
-	if os.Rename(f.Name(), s.integrityPath(canonical)) != nil {
-		os.Remove(f.Name())
-	}
+	_ = atomicfile.Write(s.integrityPath(canonical), data, 0o600)
 }

@@ -48,7 +48,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	if err != nil {
 		return Entry{}, err
 	}
-	m, warns, err := manifest.LoadManifest(dir)
+	m, warns, err := gitsrc.LoadManifest(dir)
 	if err != nil {
 		return Entry{}, err
 	}

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/agentskills/agent/internal/atomicfile"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/registry/ocisrc"
@@ -44,6 +44,9 @@ type LockEntry struct {
 	Hash       string `json:"hash"`             // h1: hash of the skill folder at Commit
 	Plugin     string `json:"plugin,omitempty"` // the plugin's build path (SKILL.md plugin.build)
 	Trusted    bool   `json:"trusted"`          // a request: trust is the local user's decision
+	// Placements are the agents' skill folders the skill is placed in
+	// (SPEC §19); sync places it there again.
+	Placements []LockPlacement `json:"placements,omitempty"`
 }
 
 // key identifies an entry: two entries of one name from different sources
@@ -65,6 +68,7 @@ func NewLock(entries []Entry) (*Lock, error) {
 		le := LockEntry{
 			Name: e.Canonical, Source: e.GitURL, Path: e.Subdir, Ref: e.Ref, Constraint: e.Constraint,
 			Version: e.Version, Commit: e.CommitSHA, Hash: e.DirHash, Trusted: e.Trusted,
+			Placements: lockPlacements(e.Placements),
 		}
 		m, _, err := LoadInstalled(e)
 		if err != nil {
@@ -173,28 +177,7 @@ func WriteLock(path string, l *Lock) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write lock: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(path, data, 0o644, atomicfile.Sync()); err != nil {
 		return fmt.Errorf("write lock: %w", err)
 	}
 	return nil
@@ -252,6 +235,11 @@ func (e LockEntry) check() error {
 	for _, s := range []string{e.Ref, e.Constraint, e.Version, e.Plugin} {
 		if strings.ContainsAny(s, "\x00\n\r") {
 			return fmt.Errorf("a field holds a control character")
+		}
+	}
+	for _, p := range e.Placements {
+		if err := p.check(); err != nil {
+			return err
 		}
 	}
 	return nil

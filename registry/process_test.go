@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentskills/agent/registry/gitsrc"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // Tests that need separate processes re-execute the test binary with

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,7 +88,7 @@ func (s *Store) recover(entries []Entry) {
 			_ = os.RemoveAll(p)
 		}
 	}
-	if tmps, _ := filepath.Glob(filepath.Join(s.SkillsDir(), "registry.json.tmp-*")); len(tmps) > 0 {
+	if tmps, _ := filepath.Glob(filepath.Join(s.SkillsDir(), ".registry.json.tmp-*")); len(tmps) > 0 {
 		for _, t := range tmps {
 			_ = os.Remove(t)
 		}
@@ -218,6 +219,16 @@ func (s *Store) newWork() (*work, error) {
 }
 
 func (w *work) path(name string) string { return filepath.Join(w.dir, name) }
+
+// slot is a staging area of its own inside w, for the i-th of several
+// skills staged at once; w's owner covers it.
+func (w *work) slot(i int) (*work, error) {
+	dir := w.path(fmt.Sprintf("slot-%d", i))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &work{dir: dir, owner: w.owner}, nil
+}
 
 // close removes the staging directory, then releases ownership.
 func (w *work) close() {

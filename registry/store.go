@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentskills/agent/registry/manifest"
 
+	"github.com/agentskills/agent/internal/atomicfile"
 	"github.com/agentskills/agent/internal/flock"
 	"github.com/agentskills/agent/internal/tooldesc"
 	"github.com/agentskills/agent/registry/gitsrc"
@@ -74,6 +75,9 @@ type Entry struct {
 	NamedOnly bool `json:"named_only,omitempty"`
 	// Listing is what listings need of SKILL.md (listing.go).
 	Listing *Listing `json:"listing,omitempty"`
+	// Placements are the copies of this skill in other agents' skill
+	// folders (SPEC §19).
+	Placements []Placement `json:"placements,omitempty"`
 }
 
 // Source values of Entry.
@@ -456,40 +460,10 @@ func (s *Store) write(entries []Entry) error {
 	if err != nil {
 		return fmt.Errorf("write registry: %w", err)
 	}
-	data := registryJSON(recs)
-	dir := s.SkillsDir()
-	f, err := os.CreateTemp(dir, "registry.json.tmp-*")
+	err = atomicfile.Write(s.RegistryPath(), registryJSON(recs), 0o644, atomicfile.SyncDir(),
+		atomicfile.BeforeReplace(func() { s.at("registry:before-rename") }))
 	if err != nil {
 		return fmt.Errorf("write registry: %w", err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write registry: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write registry: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write registry: %w", err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("write registry: %w", err)
-	}
-	s.at("registry:before-rename")
-	if err := os.Rename(tmp, s.RegistryPath()); err != nil {
-		return fmt.Errorf("write registry: %w", err)
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	s.indexed(recs)
 	return nil

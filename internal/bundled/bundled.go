@@ -81,6 +81,13 @@ func Entries() []registry.Entry {
 	return out
 }
 
+// Has reports whether a skill with this canonical name is bundled: an
+// installed skill of that name overrides it only when trusted (SPEC §12).
+func Has(canonical string) bool {
+	_, ok := load()[canonical]
+	return ok
+}
+
 // Manifest parses the SKILL.md of the bundled skill with this canonical name.
 // It returns registry.ErrNotFound (wrapped) when there is none. The manifest
 // is shared: callers must not modify it.

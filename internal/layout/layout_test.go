@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,9 @@ type rule struct {
 	// any: may import every project package but those under never.
 	any   bool
 	never []string
+	// noStd are standard packages it must not import: registry/manifest
+	// is pure parsing, reading only through an fs.FS.
+	noStd []string
 	why   string
 }
 
@@ -42,12 +46,15 @@ var rules = []rule{
 	{pkg: "plugins/exec", may: []string{"sdk"}},
 	{pkg: "plugins/base", may: []string{"sdk"}},
 	{pkg: "registry", may: []string{"registry"}},
-	{pkg: "registry/manifest"},
+	{pkg: "registry/manifest", noStd: []string{"os", "syscall", "net", "io/ioutil"},
+		why: "registry/manifest is pure parsing: it reads through an fs.FS that the caller opens"},
 	{pkg: "registry/gitsrc", may: []string{"registry/manifest", "registry/ocisrc"}},
 	{pkg: "registry/ocisrc", may: []string{"registry/manifest"},
 		why: "a source as gitsrc is (SPEC §18)"},
 	{pkg: "internal/bundled", may: []string{"registry"},
 		why: "the bundled skills as registry entries"},
+	{pkg: "internal/placement", may: []string{"registry"},
+		why: "copies of installed registry entries in other agents' skill folders (SPEC §19)"},
 	{pkg: "internal/install", may: []string{"registry", "host", "sdk", "internal/plugbuild", "internal/sdkmod", "plugins/exec"}},
 	{pkg: "internal/workspace", may: []string{"registry", "host", "sdk", "plugins/exec", "plugins/base", "internal/bundled"},
 		why: "plugins/exec, plugins/base and internal/bundled are the built-in tools and skills it routes"},
@@ -91,6 +98,7 @@ func list(t *testing.T, goos string) map[string]pkg {
 	if err != nil {
 		t.Fatal(err)
 	}
+	consultSources(t, root)
 	out := map[string]pkg{}
 	for _, dir := range []string{".", "sdk", "proto"} {
 		cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Error", "./...")
@@ -120,6 +128,28 @@ func list(t *testing.T, goos string) map[string]pkg {
 		t.Fatalf("go list found %d packages; expected the whole repository", len(out))
 	}
 	return out
+}
+
+// consultSources stats every Go file under root. go list reads them in
+// a child process, which go test's cache does not see; statting them here
+// makes an edit anywhere rerun the test instead of replaying a pass.
+func consultSources(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".go") || d.Name() == "go.mod") {
+			_, err = os.Stat(p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("walk the sources: %v", err)
+	}
 }
 
 // project returns p's path inside the repository and whether it is one.
@@ -167,6 +197,9 @@ func violations(pkgs map[string]pkg) []string {
 		for _, imp := range p.Imports {
 			if slices.ContainsFunc(onlyUnderCmd, func(m string) bool { return imp == m || strings.HasPrefix(imp, m+"/") }) && !under(rel, "cmd") {
 				bad = append(bad, fmt.Sprintf("%s imports %s: cobra and viper appear only under cmd/", rel, imp))
+			}
+			if r != nil && slices.ContainsFunc(r.noStd, func(n string) bool { return under(imp, n) }) {
+				bad = append(bad, fmt.Sprintf("%s imports %s: %s", rel, imp, r.why))
 			}
 			irel, in := project(imp)
 			if !in || under(irel, rel) {
@@ -221,7 +254,9 @@ func TestViolationsNamesTheImporter(t *testing.T) {
 	p := func(rel string, imports ...string) pkg {
 		q := pkg{ImportPath: module + "/" + rel}
 		for _, i := range imports {
-			if strings.Contains(i, ".") {
+			if std, ok := strings.CutPrefix(i, "std:"); ok {
+				q.Imports = append(q.Imports, std)
+			} else if strings.Contains(i, ".") {
 				q.Imports = append(q.Imports, i)
 			} else {
 				q.Imports = append(q.Imports, module+"/"+i)
@@ -245,6 +280,7 @@ func TestViolationsNamesTheImporter(t *testing.T) {
 		{"registry imports host", []pkg{p("registry", "host")}, "registry imports host"},
 		{"host imports registry", []pkg{p("host", "registry")}, "host imports registry"},
 		{"manifest imports gitsrc", []pkg{p("registry/manifest", "registry/gitsrc")}, "registry/manifest imports registry/gitsrc"},
+		{"manifest reads the disk", []pkg{p("registry/manifest", "std:io/fs", "std:os")}, "registry/manifest imports os: registry/manifest is pure parsing"},
 		{"cobra outside cmd", []pkg{p("internal/workspace", "github.com/spf13/cobra")}, "internal/workspace imports github.com/spf13/cobra"},
 		{"a new package that is no leaf", []pkg{p("internal/newthing", "registry")},
 			"internal/newthing imports registry: internal/newthing is in no row"},

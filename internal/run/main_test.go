@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/fakemodel"
 	"github.com/agentskills/agent/internal/run"
+	"github.com/agentskills/agent/internal/testutil/fakemodel"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
-	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -172,7 +172,7 @@ func newWorkspace(t testing.TB) *workspace.Workspace {
 		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(skills[name]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, _, err := manifest.LoadManifest(dir)
+		m, _, err := gitsrc.LoadManifest(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,8 @@ type Options struct {
 	MaxSteps int
 	// Approve is asked before a tool that changes the workspace runs
 	// (workspace.NeedsApproval); nil approves everything. An error is returned to
-	// the model as not_approved.
+	// the model as not_approved. args is the whole call as it will run,
+	// with control characters escaped: show all of it.
 	Approve func(ctx context.Context, tool string, args string) error
 	// OnEvent receives every event as it happens (stdout, a progress view).
 	OnEvent func(Event)

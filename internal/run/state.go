@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentskills/agent/internal/atomicfile"
 )
 
 // Sentinel errors of the state on disk.
@@ -133,31 +136,21 @@ func writeFile(path string, v any, sync bool) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if errors.Is(err, os.ErrNotExist) {
+	data = append(data, '\n')
+	var opts []atomicfile.Option
+	if sync {
+		opts = append(opts, atomicfile.Sync())
+	}
+	err = atomicfile.Write(path, data, 0o600, opts...)
+	if errors.Is(err, fs.ErrNotExist) {
 		// The first write of a run creates its folder.
+		dir := filepath.Dir(path)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
-		f, err = os.CreateTemp(dir, ".tmp-*")
+		err = atomicfile.Write(path, data, 0o600, opts...)
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(append(data, '\n'))
-	var serr error
-	if sync {
-		serr = f.Sync()
-	}
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentskills/agent/internal/scaffold"
 	"github.com/agentskills/agent/internal/sdkmod"
-	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 func TestWrite(t *testing.T) {
@@ -33,7 +33,7 @@ func TestWrite(t *testing.T) {
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Fatalf("files = %v, want %v", got, tc.want)
 			}
-			m, _, err := manifest.LoadManifest(dir)
+			m, _, err := gitsrc.LoadManifest(dir)
 			if err != nil {
 				t.Fatalf("scaffold does not load: %v", err)
 			}

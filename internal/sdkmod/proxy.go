@@ -1,7 +1,6 @@
 package sdkmod
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
+
+	"github.com/agentskills/agent/internal/atomicfile"
 )
 
 // WriteProxy lays the embedded modules out in dir as a GOPROXY directory
@@ -40,7 +41,7 @@ func WriteProxy(dir string) error {
 			{v + ".mod", mod},
 			{v + ".info", []byte(fmt.Sprintf("{\"Version\":%q}\n", v))},
 		} {
-			if err := writeAtomic(filepath.Join(vdir, f.name), f.data); err != nil {
+			if err := atomicfile.Write(filepath.Join(vdir, f.name), f.data, 0o644); err != nil {
 				return fmt.Errorf("write sdk module proxy: %w", err)
 			}
 		}
@@ -64,29 +65,7 @@ func writeList(vdir string) error {
 		}
 	}
 	sort.Strings(vs)
-	return writeAtomic(filepath.Join(vdir, "list"), []byte(strings.Join(vs, "\n")+"\n"))
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(vdir, "list"), []byte(strings.Join(vs, "\n")+"\n"), 0o644)
 }
 
 // Extract unpacks the embedded modules under dir, at <path>@<version>, and

@@ -43,6 +43,8 @@ type CallOptions struct {
 	AllowedTools []string
 	// Approve is asked before a tool in NeedsApproval of the base skill
 	// runs; nil approves. Its error refuses the call with CodeNotApproved.
+	// args is the whole call as it will run, control characters escaped:
+	// show all of it, for what is approved is exactly what runs.
 	Approve func(ctx context.Context, tool, args string) error
 	// Delegate runs a `context: fork` skill that use_skill returned, and
 	// its result is the call's. nil returns the instructions, with the
@@ -125,6 +127,11 @@ func (ws *Workspace) call(ctx context.Context, t *ToolRef, args json.RawMessage,
 		return failed(t, CodePermissionDenied, fmt.Sprintf("%s is not among the tools this task may use (allowed-tools: %s); call one of those", t.Qualified(), strings.Join(opts.AllowedTools, ", ")), nil)
 	}
 	if t.Skill == BaseSkill && NeedsApproval[t.Name] && opts.Approve != nil {
+		shown, err := approvalArgs(args)
+		if err != nil {
+			return failed(t, sdk.CodeInvalidArgs, fmt.Sprintf("the arguments of %s are not one JSON object (%v); call it again with a JSON object that matches its input schema", t.Name, err), err)
+		}
+		args = shown // what the user approves is what runs
 		if err := opts.Approve(ctx, t.Name, string(args)); err != nil {
 			return failed(t, CodeNotApproved, fmt.Sprintf("the user did not approve %s: %v", t.Name, err), err)
 		}

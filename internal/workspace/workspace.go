@@ -33,7 +33,8 @@ const (
 type Workspace struct {
 	Config Config
 	// All holds installed and bundled skills, sorted by canonical name; an
-	// installed skill overrides a bundled one with the same canonical name.
+	// installed skill overrides a bundled one with the same canonical name
+	// when it is trusted.
 	All []registry.Entry
 	// Active are the skills AGENT_SKILLS selects and that loaded.
 	Active []*ActiveSkill

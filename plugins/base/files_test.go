@@ -131,7 +131,7 @@ func TestWriteFile(t *testing.T) {
 	}
 	ents, _ := os.ReadDir(w.dir)
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".tmp") {
+		if strings.Contains(e.Name(), ".tmp") {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
 	}

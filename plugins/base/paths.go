@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentskills/agent/internal/atomicfile"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -369,22 +370,8 @@ func (w *fsys) writeFileMode(p string, data []byte, perm fs.FileMode) (bool, err
 		}
 		mode, created = fi.Mode().Perm(), false
 	}
-	tmp := fmt.Sprintf(".%s.agent-%d.tmp", name, os.Getpid())
-	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
-	if err != nil {
+	if err := atomicfile.WriteIn(d, name, data, mode, atomicfile.Umask()); err != nil {
 		return false, w.fail(p, err)
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = d.Rename(tmp, name)
-	}
-	if werr != nil {
-		_ = d.Remove(tmp)
-		return false, w.fail(p, werr)
 	}
 	return created, nil
 }

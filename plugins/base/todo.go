@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/agentskills/agent/internal/atomicfile"
 )
 
 // todoFile holds the todo list, per workspace, in the state folder.
@@ -93,11 +95,7 @@ func (s *service) todos(fn func(list []Todo) ([]Todo, bool, error)) ([]Todo, err
 	if err != nil {
 		return nil, err
 	}
-	tmp := todoFile + ".tmp"
-	if err := d.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return nil, w.fail(filepath.Join(stateDir, todoFile), err)
-	}
-	if err := d.Rename(tmp, todoFile); err != nil {
+	if err := atomicfile.WriteIn(d, todoFile, append(data, '\n'), 0o644, atomicfile.Umask()); err != nil {
 		return nil, w.fail(filepath.Join(stateDir, todoFile), err)
 	}
 	return list, nil

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentskills/agent/internal/atomicfile"
 	"github.com/agentskills/agent/internal/lazyregexp"
 )
 
@@ -411,19 +412,7 @@ func (c *helpCache) put(key string, res HelpResult) error {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return fmt.Errorf("write help cache: %w", err)
 	}
-	f, err := os.CreateTemp(c.dir, ".help-*")
-	if err != nil {
-		return fmt.Errorf("write help cache: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("write help cache: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write help cache: %w", err)
-	}
-	if err := os.Rename(f.Name(), filepath.Join(c.dir, key+".json")); err != nil {
+	if err := atomicfile.Write(filepath.Join(c.dir, key+".json"), b, 0o600); err != nil {
 		return fmt.Errorf("write help cache: %w", err)
 	}
 	return nil

@@ -644,7 +644,7 @@ func canonicalOr(name string) string {
 // LoadManifestAs loads dir/SKILL.md but names it display in messages, so
 // that errors show the path inside the repository rather than a temp dir.
 func LoadManifestAs(dir, display string) (*manifest.Manifest, []manifest.Problem, error) {
-	m, warns, err := manifest.LoadManifest(dir)
+	m, warns, err := LoadManifest(dir)
 	rename := func(ps []manifest.Problem) {
 		for i := range ps {
 			ps[i].File = display

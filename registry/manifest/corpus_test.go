@@ -35,7 +35,7 @@ func TestManifestCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, warns, err := LoadManifest(dir)
+			m, warns, err := loadDir(t, dir)
 			var problems []Problem
 			var me *ManifestError
 			if errors.As(err, &me) {

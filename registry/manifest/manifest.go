@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -132,27 +131,6 @@ func (e *ManifestError) Error() string {
 }
 
 func (e *ManifestError) Unwrap() error { return ErrInvalidManifest }
-
-// LoadManifest reads and parses dir/SKILL.md. A symlinked SKILL.md is refused
-// so that a skill can never make the host read a file outside it.
-func LoadManifest(dir string) (*Manifest, []Problem, error) {
-	file := filepath.Join(dir, ManifestFile)
-	data, err := ReadFile(file)
-	if err != nil {
-		var me *ManifestError
-		if errors.As(err, &me) {
-			return nil, nil, err
-		}
-		return nil, nil, fmt.Errorf("load manifest: %w", err)
-	}
-	// The folder's own name ("." is the current folder's), for a SKILL.md
-	// that gives none.
-	folder := filepath.Base(dir)
-	if abs, err := filepath.Abs(dir); err == nil {
-		folder = filepath.Base(abs)
-	}
-	return ParseManifestIn(file, folder, data)
-}
 
 // knownKeys is the set of front matter keys the manifest understands.
 var knownKeys = []string{

@@ -1,13 +1,16 @@
 package manifest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func TestParseManifestOK(t *testing.T) {
@@ -178,19 +181,66 @@ func TestManifestJSON(t *testing.T) {
 	}
 }
 
-func TestLoadManifestRefusesSymlink(t *testing.T) {
+// loadDir parses dir/SKILL.md from disk as a caller does: the package
+// itself reads only through an fs.FS.
+func loadDir(t *testing.T, dir string) (*Manifest, []Problem, error) {
+	t.Helper()
+	file := filepath.Join(dir, ManifestFile)
+	data, err := Read(os.DirFS(dir), ManifestFile, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ParseManifestIn(file, filepath.Base(dir), data)
+}
+
+func TestReadRefuses(t *testing.T) {
+	t.Parallel()
+	ok := "---\nname: a\ndescription: b\n---\n"
+	tests := []struct {
+		name string
+		fsys fstest.MapFS
+		want string // "" wants the file read
+	}{
+		{"a regular file", fstest.MapFS{"SKILL.md": {Data: []byte(ok)}}, ""},
+		{"no SKILL.md", fstest.MapFS{"README.md": {Data: []byte(ok)}}, "no SKILL.md here"},
+		{"a link", fstest.MapFS{"SKILL.md": {Data: []byte("real.md"), Mode: fs.ModeSymlink}, "real.md": {Data: []byte(ok)}}, "symbolic link"},
+		{"a folder", fstest.MapFS{"SKILL.md/x": {Data: []byte(ok)}}, "not a regular file"},
+		{"too large", fstest.MapFS{"SKILL.md": {Data: bytes.Repeat([]byte("a"), MaxManifestSize+1)}}, "larger than"},
+		{"exactly the limit", fstest.MapFS{"SKILL.md": {Data: bytes.Repeat([]byte("a"), MaxManifestSize)}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			data, err := Read(tt.fsys, ManifestFile, "skills/a/SKILL.md")
+			if tt.want == "" {
+				if err != nil || !bytes.Equal(data, tt.fsys[ManifestFile].Data) {
+					t.Fatalf("Read = %q, %v; want the file", data, err)
+				}
+				return
+			}
+			var me *ManifestError
+			if !errors.As(err, &me) || !strings.Contains(err.Error(), tt.want) || me.Problems[0].File != "skills/a/SKILL.md" {
+				t.Fatalf("Read = %v; want a problem in skills/a/SKILL.md saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// On disk, os.DirFS reports links (fs.ReadLinkFS), so a SKILL.md linked to
+// a file elsewhere is refused too.
+func TestReadRefusesSymlinkOnDisk(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	real := filepath.Join(dir, "real.md")
+	real := filepath.Join(t.TempDir(), "real.md")
 	if err := os.WriteFile(real, []byte("---\nname: a\ndescription: b\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(real, filepath.Join(dir, "SKILL.md")); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := LoadManifest(dir)
+	_, _, err := loadDir(t, dir)
 	if !errors.Is(err, ErrInvalidManifest) || !strings.Contains(err.Error(), "symbolic link") {
-		t.Fatalf("LoadManifest = %v; want a symlink error", err)
+		t.Fatalf("load = %v; want a symlink error", err)
 	}
 }
 

@@ -205,7 +205,10 @@ func approver(opts *runOptions, cfg *Config) func(context.Context, string, strin
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(opts.IO.ErrOut, "allow %s %s? [y/N] ", tool, clip(args, 300))
+		// args is the whole call as it will run, control characters
+		// escaped (workspace.CallOptions.Approve); cutting it would hide
+		// what is approved.
+		fmt.Fprintf(opts.IO.ErrOut, "allow %s %s? [y/N] ", tool, args)
 		ans, err := opts.IO.ReadLine()
 		if err != nil {
 			return fmt.Errorf("no answer: %w", err)
@@ -217,8 +220,10 @@ func approver(opts *runOptions, cfg *Config) func(context.Context, string, strin
 	}
 }
 
+// clip shortens s to one line of n runes for the progress view, with
+// what a terminal would act on escaped.
 func clip(s string, n int) string {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	s = workspace.EscapeControls(strings.ReplaceAll(strings.TrimSpace(s), "\n", " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

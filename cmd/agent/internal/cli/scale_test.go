@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/gittest"
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 	"github.com/agentskills/agent/registry"
-	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/gitsrc"
 )
 
 // indexedHome is a home with n skills (scripts scripts and a plugin tool
@@ -49,7 +49,7 @@ func writeIndexedHome(t testing.TB, home string, n, scripts int) {
 		e := sk.entry
 		e.Name, e.Canonical, e.Path = name, name, dir
 		e.Tools[0].Name = name + "_tool"
-		m, warns, err := manifest.LoadManifest(dir)
+		m, warns, err := gitsrc.LoadManifest(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/plugins/exec"
+	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -94,7 +95,7 @@ func validateRun(_ context.Context, opts *validateOptions) error {
 // the Agent Skills specification's rules as errors; the recoveries it
 // reports are then not repeated as warnings.
 func lintSkill(dir string, strict bool) (errs, warns []manifest.Problem, name string) {
-	m, warnings, err := manifest.LoadManifest(dir)
+	m, warnings, err := gitsrc.LoadManifest(dir)
 	for _, w := range warnings {
 		if !strict || !w.Recovered {
 			warns = append(warns, w)

@@ -1,0 +1,65 @@
+package workspace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+)
+
+// approvalArgs is the form of a call's arguments that the user approves
+// and that then runs, byte for byte (SPEC §12): one key each (JSON with a
+// key twice shows one value and runs the other), keys sorted, numbers as
+// written, and every control or format character (ESC, DEL, C1 codes,
+// bidi overrides, zero-width marks) escaped as \uXXXX, which decodes to
+// the same value, so a terminal shows what a command holds instead of
+// obeying it.
+func approvalArgs(args []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("text after the JSON value")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // `a > b` stays readable
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(EscapeControls(strings.TrimSuffix(buf.String(), "\n"))), nil
+}
+
+// EscapeControls escapes the runes of s that a terminal would act on or
+// hide as \uXXXX. In approvalArgs, encoding/json has escaped those below
+// U+0020 already and every other one is inside a JSON string, where
+// \uXXXX means the same rune.
+func EscapeControls(s string) string {
+	i := strings.IndexFunc(s, hidden)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		if !hidden(r) {
+			b.WriteRune(r)
+			continue
+		}
+		if r > 0xFFFF {
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+			continue
+		}
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
+}
+
+func hidden(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
