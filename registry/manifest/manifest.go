@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"net"
 	"path"
 	"path/filepath"
 	"sort"
@@ -886,14 +885,33 @@ func checkHostPort(s string) error {
 	if s == "*" {
 		return nil
 	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil || host == "" || strings.ContainsAny(host, " /\\") {
+	host, port, ok := splitHostPort(s)
+	if !ok || host == "" || strings.ContainsAny(host, " /\\") {
 		return fmt.Errorf("%q is not host:port or \"*\", for example api.example.com:443", s)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return fmt.Errorf("%q has no port between 1 and 65535", s)
 	}
 	return nil
+}
+
+// splitHostPort splits host:port or [v6]:port as net.SplitHostPort does
+// (this package does no I/O, so it does not import net).
+func splitHostPort(s string) (host, port string, ok bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	host, port = s[:i], s[i+1:]
+	if strings.HasPrefix(host, "[") {
+		if !strings.HasSuffix(host, "]") {
+			return "", "", false
+		}
+		host = host[1 : len(host)-1]
+	} else if strings.ContainsAny(host, ":[]") {
+		return "", "", false
+	}
+	return host, port, true
 }
 
 func kindName(v *yaml.Node) string {

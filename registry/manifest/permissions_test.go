@@ -42,3 +42,24 @@ func TestParsePermissionsFSNetwork(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitHostPort(t *testing.T) {
+	tests := []struct {
+		in, host, port string
+		ok             bool
+	}{
+		{"example.com:443", "example.com", "443", true},
+		{"[::1]:8080", "::1", "8080", true},
+		{"::1:8080", "", "", false},
+		{"example.com", "", "", false},
+		{"[::1:80", "", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			h, p, ok := splitHostPort(tt.in)
+			if h != tt.host || p != tt.port || ok != tt.ok {
+				t.Errorf("splitHostPort(%q) = %q, %q, %v", tt.in, h, p, ok)
+			}
+		})
+	}
+}
