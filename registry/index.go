@@ -272,7 +272,7 @@ func records(entries []Entry, known known) ([]indexed, error) {
 			out[i].line = p.line
 			continue
 		}
-		line, err := json.Marshal(&entries[i])
+		line, err := json.Marshal(entries[i].wire())
 		if err != nil {
 			return nil, err
 		}
