@@ -35,9 +35,22 @@ type PluginSpec struct {
 	Command string `yaml:"command" json:"command,omitempty"`
 }
 
-// Permissions lists what a skill's scripts and plugin may see.
+// Permissions lists what a skill's scripts and plugin may see and reach.
 type Permissions struct {
 	Env []string `yaml:"env" json:"env,omitempty"`
+	// FS are the paths beyond the skill's own folder (read) and its
+	// per-call temp folder (write) that the sandbox lets its code use;
+	// `~`, `$WORKSPACE` and `$TMP` are expanded when it runs.
+	FS FSPermissions `yaml:"fs" json:"fs,omitzero"`
+	// Network lists the host:port its code may reach, or "*" for the
+	// host's whole network; none means no network at all.
+	Network []string `yaml:"network" json:"network,omitempty"`
+}
+
+// FSPermissions is permissions.fs.
+type FSPermissions struct {
+	Read  []string `yaml:"read" json:"read,omitempty"`
+	Write []string `yaml:"write" json:"write,omitempty"`
 }
 
 // Manifest is a parsed SKILL.md (SPEC §3).
@@ -893,11 +906,99 @@ func (p *parser) permissions(v *yaml.Node) Permissions {
 			perms.Env = p.strList("permissions.env", val, false)
 			p.checkEnv("permissions.env", p.line(val), perms.Env)
 			p.topEnvLine = p.line(k)
+		case "fs":
+			perms.FS = p.fsPermissions(val)
+		case "network":
+			perms.Network = p.strList("permissions.network", val, false)
+			for _, n := range perms.Network {
+				if err := checkHostPort(n); err != nil {
+					p.errorf(p.line(val), "permissions.network: %v", err)
+				}
+			}
 		default:
-			p.warnf(p.line(k), "unknown key %q under permissions is ignored; only env is supported", k.Value)
+			p.warnf(p.line(k), "unknown key %q under permissions is ignored; only env, fs and network are supported", k.Value)
 		}
 	}
 	return perms
+}
+
+// fsPermissions parses permissions.fs: {read: [paths], write: [paths]}.
+func (p *parser) fsPermissions(v *yaml.Node) FSPermissions {
+	var fs FSPermissions
+	if isNull(v) {
+		return fs
+	}
+	if v.Kind != yaml.MappingNode {
+		p.errorf(p.line(v), "permissions.fs must be a mapping, for example 'fs: {read: [~/data], write: [$WORKSPACE/out]}'")
+		return fs
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		var list *[]string
+		switch k.Value {
+		case "read":
+			list = &fs.Read
+		case "write":
+			list = &fs.Write
+		default:
+			p.warnf(p.line(k), "unknown key %q under permissions.fs is ignored; only read and write are supported", k.Value)
+			continue
+		}
+		*list = p.strList("permissions.fs."+k.Value, val, false)
+		for _, path := range *list {
+			if !fsPathOK(path) {
+				p.errorf(p.line(val), "permissions.fs.%s: %q is not an absolute path or one that starts with ~, $WORKSPACE or $TMP", k.Value, path)
+			}
+		}
+	}
+	return fs
+}
+
+// fsPathOK accepts the path forms permissions.fs allows.
+func fsPathOK(path string) bool {
+	if strings.ContainsRune(path, 0) {
+		return false
+	}
+	for _, prefix := range []string{"~", "$WORKSPACE", "$TMP"} {
+		if path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return true
+		}
+	}
+	return strings.HasPrefix(path, "/")
+}
+
+// checkHostPort accepts "*" or host:port.
+func checkHostPort(s string) error {
+	if s == "*" {
+		return nil
+	}
+	host, port, ok := splitHostPort(s)
+	if !ok || host == "" || strings.ContainsAny(host, " /\\") {
+		return fmt.Errorf("%q is not host:port or \"*\", for example api.example.com:443", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q has no port between 1 and 65535", s)
+	}
+	return nil
+}
+
+// splitHostPort splits host:port or [v6]:port as net.SplitHostPort does
+// (this package does no I/O, so it does not import net).
+func splitHostPort(s string) (host, port string, ok bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	host, port = s[:i], s[i+1:]
+	if strings.HasPrefix(host, "[") {
+		if !strings.HasSuffix(host, "]") {
+			return "", "", false
+		}
+		host = host[1 : len(host)-1]
+	} else if strings.ContainsAny(host, ":[]") {
+		return "", "", false
+	}
+	return host, port, true
 }
 
 func kindName(v *yaml.Node) string {

@@ -151,6 +151,7 @@ func goldenTranscript(home, stdout, stderr string, code int) string {
 	r := strings.NewReplacer(home, "$AGENT_HOME",
 		platformName(), "$PLATFORM",
 		workspace.Launch(), "$LAUNCH",
-		strings.Join(procgroup.Protections(), ", "), "$CONTAINMENT")
+		strings.Join(procgroup.Protections(), ", "), "$CONTAINMENT",
+		sandboxLine(), "$SANDBOX")
 	return "# exit " + strconv.Itoa(code) + "\n# stdout\n" + r.Replace(stdout) + "# stderr\n" + r.Replace(stderr)
 }
