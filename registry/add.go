@@ -226,10 +226,11 @@ func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, 
 	}
 	now := s.now()
 	e := Entry{
-		Name: name, Canonical: canonical, Source: sourceKind(src.URL), GitURL: src.URL,
-		Ref: src.Ref, Constraint: src.Constraint, Version: version, CommitSHA: sha,
-		Trusted: req.Trusted, InstalledAt: now, UpdatedAt: now,
-		Path: s.skillDir(canonical), Subdir: sel.Dir, Description: m.Description,
+		Name: name, Canonical: canonical, Trusted: req.Trusted,
+		Path: s.skillDir(canonical), Description: m.Description,
+		Origin: Origin{Source: sourceKind(src.URL), GitURL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
+			Version: version, CommitSHA: sha, Subdir: sel.Dir},
+		History: History{InstalledAt: now, UpdatedAt: now},
 	}
 	inst, err := s.stage(ctx, w, st, prep, &e)
 	if err != nil {

@@ -272,7 +272,7 @@ func records(entries []Entry, known known) ([]indexed, error) {
 			out[i].line = p.line
 			continue
 		}
-		line, err := json.Marshal(&entries[i])
+		line, err := json.Marshal(entries[i].wire())
 		if err != nil {
 			return nil, err
 		}
@@ -440,6 +440,9 @@ func (e *enc) entry(x *Entry) {
 	e.strs(l.ScriptsIgnore)
 	e.strs(l.Runnable)
 	e.strs(l.Env)
+	e.strs(l.FS.Read)
+	e.strs(l.FS.Write)
+	e.strs(l.Network)
 	e.strs(l.AllowedTools)
 	e.str(l.ArgumentHint)
 	e.bool(l.DisableModelInvocation)
@@ -634,6 +637,9 @@ func (d *dec) entry() Entry {
 	l.ScriptsIgnore = d.strs()
 	l.Runnable = d.strs()
 	l.Env = d.strs()
+	l.FS.Read = d.strs()
+	l.FS.Write = d.strs()
+	l.Network = d.strs()
 	l.AllowedTools = d.strs()
 	l.ArgumentHint = d.str()
 	l.DisableModelInvocation = d.bool()

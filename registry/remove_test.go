@@ -150,17 +150,17 @@ func TestListEmpty(t *testing.T) {
 func TestSelect(t *testing.T) {
 	t.Parallel()
 	entries := []Entry{
-		{Canonical: "zeta", Trusted: true, Source: SourceGit},
-		{Canonical: "alpha", Trusted: false, Source: SourceGit},
-		{Canonical: "skill-authoring", Trusted: true, Source: SourceBundled},
-		{Canonical: "b-c", Trusted: true, Source: SourceGit},
-		{Canonical: "over", Trusted: true, Source: SourceBundled},
+		{Canonical: "zeta", Trusted: true, Origin: Origin{Source: SourceGit}},
+		{Canonical: "alpha", Trusted: false, Origin: Origin{Source: SourceGit}},
+		{Canonical: "skill-authoring", Trusted: true, Origin: Origin{Source: SourceBundled}},
+		{Canonical: "b-c", Trusted: true, Origin: Origin{Source: SourceGit}},
+		{Canonical: "over", Trusted: true, Origin: Origin{Source: SourceBundled}},
 		// An untrusted installed skill never shadows a bundled one; a
 		// trusted one does (SPEC §12).
-		{Canonical: "over", Trusted: false, Source: SourceGit, Name: "installed"},
-		{Canonical: "mine", Trusted: true, Source: SourceBundled, Name: "bundled"},
-		{Canonical: "mine", Trusted: true, Source: SourceGit, Name: "installed"},
-		{Canonical: "base", Trusted: true, Source: SourceBundled, NamedOnly: true},
+		{Canonical: "over", Trusted: false, Name: "installed", Origin: Origin{Source: SourceGit}},
+		{Canonical: "mine", Trusted: true, Name: "bundled", Origin: Origin{Source: SourceBundled}},
+		{Canonical: "mine", Trusted: true, Name: "installed", Origin: Origin{Source: SourceGit}},
+		{Canonical: "base", Trusted: true, NamedOnly: true, Origin: Origin{Source: SourceBundled}},
 	}
 	tests := []struct {
 		spec      string

@@ -189,7 +189,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	}
 	defer w.close()
 
-	snap, err := s.fetchPinned(ctx, Entry{GitURL: le.Source, CommitSHA: le.Commit}, req.Progress)
+	snap, err := s.fetchPinned(ctx, Entry{Origin: Origin{GitURL: le.Source, CommitSHA: le.Commit}}, req.Progress)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,8 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 		e = *cur
 		e.PreviousSHA, e.PreviousDirHash = cur.CommitSHA, cur.DirHash
 	} else {
-		e = Entry{Canonical: le.Name, Name: m.Name, Source: sourceKind(le.Source), InstalledAt: now, Path: s.skillDir(le.Name)}
+		e = Entry{Canonical: le.Name, Name: m.Name, Path: s.skillDir(le.Name),
+			Origin: Origin{Source: sourceKind(le.Source)}, History: History{InstalledAt: now}}
 		if c, err := manifest.Canonical(m.Name); err != nil || c != le.Name {
 			e.Name = le.Name // installed under another name (add --name)
 		}

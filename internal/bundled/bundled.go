@@ -56,11 +56,10 @@ var load = sync.OnceValue(func() map[string]skill {
 			entry: registry.Entry{
 				Name:        m.Name,
 				Canonical:   canon,
-				Source:      registry.SourceBundled,
-				Version:     m.Version,
 				Trusted:     true,
 				NamedOnly:   m.Metadata["activation"] == "named",
 				Description: m.Description,
+				Origin:      registry.Origin{Source: registry.SourceBundled, Version: m.Version},
 			},
 			manifest: m,
 		}

@@ -16,6 +16,9 @@ var (
 	// ErrForeign matches a folder this host did not create: it is never
 	// overwritten.
 	ErrForeign = errors.New("folder not made by agent")
+	// ErrInStore matches a placement folder inside AGENT_HOME, where the
+	// installed skills themselves live.
+	ErrInStore = errors.New("placement folder inside agent's own store")
 )
 
 // pycache is never copied: a placement holds the files the install's hash

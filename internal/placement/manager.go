@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/agentskills/agent/registry"
 )
@@ -62,7 +63,11 @@ func (m *Manager) Add(e registry.Entry, agents []Agent, global, link bool) (regi
 		}
 	}
 	for _, t := range Plan(rest, global) {
-		ps = append(ps, registry.Placement{Folder: t.Folder, Dir: m.Env.Resolve(t.Folder), Agents: t.Agents, Link: link})
+		dir := m.Env.Resolve(t.Folder)
+		if m.inStore(dir) {
+			return e, fmt.Errorf("place %s for %s: %s: %w (AGENT_HOME is %s); Antigravity's .agent/skills in your home folder is agent's own skills folder, so run the command from your project folder, or set AGENT_HOME elsewhere", e.Canonical, strings.Join(t.Agents, ", "), dir, ErrInStore, m.Store.Home)
+		}
+		ps = append(ps, registry.Placement{Folder: t.Folder, Dir: dir, Agents: t.Agents, Link: link})
 	}
 	e.Placements = ps
 	if !e.Trusted {
@@ -139,6 +144,13 @@ func samePlacement(a, b registry.Placement) bool {
 // dropped from the record (a folder someone else made is there).
 func (m *Manager) place(e registry.Entry, p registry.Placement) (registry.Placement, bool, error) {
 	dst := Path(e, p)
+	if m.inStore(p.Dir) {
+		// A lock synced into a home whose AGENT_HOME is this project's
+		// .agent: the copy would be the install itself, which unplace
+		// would then delete.
+		m.warnf("%s is inside agent's own store (AGENT_HOME %s), so %s is not placed there for %s", p.Dir, m.Store.Home, e.Canonical, agentList([]registry.Placement{p}))
+		return p, false, nil
+	}
 	if !e.Trusted {
 		if err := m.unplace(e, p); err != nil {
 			return p, true, err
@@ -185,6 +197,42 @@ func (m *Manager) place(e registry.Entry, p registry.Placement) (registry.Placem
 	p.Placed = want
 	m.notef("placed %s in %s (%s)", e.Canonical, dst, agentList([]registry.Placement{p}))
 	return p, true, nil
+}
+
+// inStore reports whether dir is AGENT_HOME or inside it. Antigravity's
+// project folder .agent/skills lies inside this host's own state folder
+// .agent/, and in the home folder that is AGENT_HOME's default: there the
+// two must never meet.
+func (m *Manager) inStore(dir string) bool {
+	if m.Store == nil || m.Store.Home == "" {
+		return false
+	}
+	home, err := filepath.Abs(m.Store.Home)
+	if err != nil {
+		return false
+	}
+	if h, err := filepath.EvalSymlinks(home); err == nil {
+		home = h
+	}
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	// The folder may not exist yet: resolve its nearest existing parent.
+	for p, rest := d, ""; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			d = filepath.Join(r, rest)
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+	rel, err := filepath.Rel(home, d)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // current is what dst holds now: "link" for a link to the install, the h1

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +19,12 @@ import (
 // fresh store, trusted, with no plugin.
 func installed(t *testing.T) (*registry.Store, registry.Entry) {
 	t.Helper()
+	return installedIn(t, t.TempDir())
+}
+
+// installedIn is installed with AGENT_HOME at home.
+func installedIn(t *testing.T, home string) (*registry.Store, registry.Entry) {
+	t.Helper()
 	repo := gittest.NewRepo(t, map[string]string{
 		"SKILL.md":          "---\nname: notes\ndescription: Takes notes.\n---\nRun scripts/note.py.\n",
 		"scripts/note.py":   "print('noted')\n",
@@ -28,7 +35,7 @@ func installed(t *testing.T) (*registry.Store, registry.Entry) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := registry.NewStore(t.TempDir())
+	s := registry.NewStore(home)
 	e, err := s.Add(context.Background(), registry.AddRequest{Source: src, Trusted: true},
 		func(context.Context, *registry.Staged) error { return nil })
 	if err != nil {
@@ -257,4 +264,90 @@ func TestForeignFolder(t *testing.T) {
 	if _, err := os.Lstat(dst); err == nil {
 		t.Fatal("adopted placement not removed")
 	}
+}
+
+// TestAntigravityApartFromState places for Antigravity, which reads
+// .agent/skills inside this host's own project state folder .agent/: the
+// placement comes and goes without touching the state beside it, and where
+// .agent is AGENT_HOME itself (a home folder used as the project) nothing
+// is placed, so that no placement can be the install it copies.
+func TestAntigravityApartFromState(t *testing.T) {
+	ag, err := Lookup("antigravity", Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("beside the state", func(t *testing.T) {
+		s, e := installed(t)
+		env := Env{Home: t.TempDir(), Project: t.TempDir()}
+		state := filepath.Join(env.Project, ".agent", "jobs", "j1", "state.json")
+		if err := os.MkdirAll(filepath.Dir(state), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(state, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := &Manager{Store: s, Env: env}
+		ne, err := m.Add(e, ag, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(env.Project, ".agent", "skills", e.Canonical)
+		if len(ne.Placements) != 1 || Path(ne, ne.Placements[0]) != dst {
+			t.Fatalf("placements %+v; want one in %s", ne.Placements, dst)
+		}
+		if slices.Contains(ne.Placements[0].Made, filepath.Join(env.Project, ".agent")) {
+			t.Fatalf("made %v: .agent was there already", ne.Placements[0].Made)
+		}
+		if err := m.Remove(ne); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(env.Project, ".agent", "skills")); err == nil {
+			t.Fatal(".agent/skills left behind")
+		}
+		if _, err := os.Stat(state); err != nil {
+			t.Fatalf("the state beside the placement: %v", err)
+		}
+	})
+	t.Run("state made after the placement", func(t *testing.T) {
+		s, e := installed(t)
+		env := Env{Home: t.TempDir(), Project: t.TempDir()}
+		m := &Manager{Store: s, Env: env}
+		ne, err := m.Add(e, ag, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		todos := filepath.Join(env.Project, ".agent", "todos.json")
+		if err := os.WriteFile(todos, []byte("[]"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Remove(ne); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(todos); err != nil {
+			t.Fatalf("removing the placement took the state with it: %v", err)
+		}
+	})
+	t.Run("AGENT_HOME is the project's .agent", func(t *testing.T) {
+		project := t.TempDir()
+		s, e := installedIn(t, filepath.Join(project, ".agent"))
+		if !strings.HasPrefix(e.Path, filepath.Join(project, ".agent", "skills")) {
+			t.Fatalf("install at %s; the test needs it in .agent/skills", e.Path)
+		}
+		m := &Manager{Store: s, Env: Env{Home: project, Project: project}}
+		_, err := m.Add(e, ag, false, false)
+		if !errors.Is(err, ErrInStore) || !strings.Contains(err.Error(), "run the command from your project folder") {
+			t.Fatalf("Add = %v; want ErrInStore with advice", err)
+		}
+		// A lock synced there carries the placement: it is dropped.
+		var warned []string
+		m.Warn = func(w string) { warned = append(warned, w) }
+		e.Placements = []registry.Placement{{Folder: ".agent/skills", Dir: filepath.Join(project, ".agent", "skills"), Agents: []string{"antigravity"}}}
+		ne, err := m.settle(e)
+		if err != nil || len(ne.Placements) != 0 || len(warned) != 1 || !strings.Contains(warned[0], "inside agent's own store") {
+			t.Fatalf("settle = %+v, %v, warnings %q", ne.Placements, err, warned)
+		}
+		if h, _, err := registry.HashSkill(e.Path); err != nil || h != e.DirHash {
+			t.Fatalf("the install changed: %v", err)
+		}
+	})
 }

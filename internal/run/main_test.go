@@ -176,7 +176,7 @@ func newWorkspace(t testing.TB) *workspace.Workspace {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := registry.Entry{Name: name, Canonical: name, Source: registry.SourceGit, Trusted: true, Path: dir, Description: m.Description}
+		e := registry.Entry{Name: name, Canonical: name, Trusted: true, Path: dir, Description: m.Description, Origin: registry.Origin{Source: registry.SourceGit}}
 		if name == "tester" {
 			e.Plugin = &registry.Plugin{Path: bin, SHA256: sum}
 			e.Tools = testerTools

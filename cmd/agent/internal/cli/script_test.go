@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentskills/agent/cmd/agent/internal/cli"
 	"github.com/agentskills/agent/internal/testutil/gittest"
+	"github.com/agentskills/agent/internal/sandbox"
 )
 
 // TestMain lets the test binary act as the agent command: testscript puts a
@@ -83,6 +84,10 @@ func TestScripts(t *testing.T) {
 			case "hello_extended":
 				_, err := os.Stat(filepath.Join(moduleRoot, "examples", "skills", "hello-extended", "SKILL.md"))
 				return err == nil, nil
+			case "landlock":
+				// The kernel sandboxes files (SPEC §8); where it cannot,
+				// agent check says so and the sandbox lines are skipped.
+				return sandbox.Probe().ABI > 0, nil
 			case "this_repo":
 				// A clone of this repository (not a git worktree, whose
 				// .git is a file the local transport does not follow).
@@ -258,7 +263,8 @@ func main() {
 `,
 	// marker's code leaves a file wherever it runs: its plugin's init(),
 	// before any handshake, and its script. untrusted_code.txtar shows
-	// that neither runs until the skill is trusted.
+	// that neither runs until the skill is trusted. Its code runs
+	// sandboxed (SPEC §8), so it declares the workspace it writes to.
 	"skills/marker/SKILL.md": `---
 name: marker
 description: Leaves a marker file when its code runs.
@@ -266,6 +272,8 @@ plugin:
   build: ./plugin
 permissions:
   env: [MARKER_FILE]
+  fs:
+    write: [$WORKSPACE]
 ---
 Call mark.
 `,

@@ -3,12 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type trustOptions struct {
@@ -98,8 +101,25 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		}
 		warnBundledName(opts.IO.ErrOut, te)
 		fmt.Fprintf(opts.IO.ErrOut, "Trusted %s: AGENT_SKILLS=all or AGENT_SKILLS=%s activates it\n", e.Name, e.Canonical)
+		if m, _, err := registry.LoadInstalled(te); err == nil {
+			writeGrants(opts.IO.ErrOut, m.Permissions)
+		}
 	} else {
 		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s: only AGENT_SKILLS=all-untrusted activates it now\n", e.Name)
 	}
 	return nil
+}
+
+// writeGrants says what a trusted skill's code may reach beyond its own
+// folder (SKILL.md permissions, hashed with it and enforced by the
+// sandbox).
+func writeGrants(w io.Writer, p manifest.Permissions) {
+	none := func(l []string) string {
+		if len(l) == 0 {
+			return "nothing more"
+		}
+		return strings.Join(l, ", ")
+	}
+	fmt.Fprintf(w, "  its code may read: its own folder and %s; write: a temp folder per call and %s; network: %s\n",
+		none(p.FS.Read), none(p.FS.Write), networkLine(p.Network))
 }
