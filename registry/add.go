@@ -195,7 +195,7 @@ type addition struct {
 func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sel gitsrc.Found, prep Prepare) (addition, error) {
 	w = w.slot(i)
 	m := sel.Manifest
-	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m); err != nil {
+	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m, s.Limits); err != nil {
 		return addition{}, fmt.Errorf("read %s at %s: %w", src.Raw, gitsrc.Short(snap.Commit), err)
 	}
 	name := m.Name
