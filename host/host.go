@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentskills/agent/internal/envfilter"
+	"github.com/agentskills/agent/internal/procgroup"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -128,6 +129,9 @@ func (i *instance) alive() bool { return !i.retired.Load() && !i.run.exited.Load
 
 // New returns a Host. No process starts until Invoke.
 func New(opts ...Option) *Host {
+	// Plugins' cgroups live in this process's session, which a watcher
+	// kills if this process dies.
+	procgroup.UseSession()
 	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace}
 	for _, o := range opts {
 		o(&cfg)

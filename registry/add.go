@@ -133,7 +133,7 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 		return nil, err
 	}
 	// Discovery reads the commit's tree; only the selected skills' folders
-	// are written (addFound).
+	// are written (stageFound).
 	d, err := gitsrc.Discover(snap.FS, gitsrc.RepoName(src.URL))
 	if err != nil {
 		return nil, err
@@ -146,15 +146,27 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	if req.Name != "" && len(sels) > 1 {
 		return nil, fmt.Errorf("--name renames one skill, but %d are selected; add them one at a time", len(sels))
 	}
-	var out []Entry
-	for _, sel := range sels {
-		e, err := s.addFound(ctx, w, req, src, snap, repoDir, sel, prep)
+	// Every selected skill is staged first, each in its own slot of w,
+	// and then all are committed under one lock with one registry write:
+	// a registry commit per skill rewrote (and fsynced) the whole registry
+	// a thousand times for `add --all` of a thousand skills. A skill that
+	// fails to stage ends the batch; the ones staged before it are still
+	// installed and returned with its error, as one commit each would.
+	var batch []addition
+	var failed error
+	for i, sel := range sels {
+		a, err := s.stageFound(ctx, w, i, req, src, snap, repoDir, sel, prep)
 		if err != nil {
-			return out, err
+			failed = err
+			break
 		}
-		out = append(out, e)
+		batch = append(batch, a)
 	}
-	return out, nil
+	out, err := s.commitAdds(batch)
+	if err != nil {
+		return out, err
+	}
+	return out, failed
 }
 
 // FindSkills fetches src and returns what discovery finds there, installing
@@ -172,12 +184,22 @@ func (s *Store) FindSkills(ctx context.Context, src gitsrc.Source, progress io.W
 	return d, nil
 }
 
-// addFound writes one selected skill's folder of snap under repoDir in w
-// and installs it.
-func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sel gitsrc.Found, prep Prepare) (Entry, error) {
+// addition is a skill staged for add: its entry and what to move into place.
+type addition struct {
+	entry Entry
+	inst  installable
+}
+
+// stageFound writes one selected skill's folder of snap under repoDir and
+// stages it in slot i of w.
+func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sel gitsrc.Found, prep Prepare) (addition, error) {
+	w, err := w.slot(i)
+	if err != nil {
+		return addition{}, err
+	}
 	m := sel.Manifest
 	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m); err != nil {
-		return Entry{}, fmt.Errorf("read %s at %s: %w", src.Raw, gitsrc.Short(snap.Commit), err)
+		return addition{}, fmt.Errorf("read %s at %s: %w", src.Raw, gitsrc.Short(snap.Commit), err)
 	}
 	name := m.Name
 	if req.Name != "" {
@@ -185,10 +207,10 @@ func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src gitsr
 	}
 	canonical, err := manifest.Canonical(name)
 	if err != nil {
-		return Entry{}, err
+		return addition{}, err
 	}
 	if err := manifest.CheckCompatibility(m, req.AgentVersion); err != nil {
-		return Entry{}, err
+		return addition{}, err
 	}
 	if req.Warn != nil {
 		for _, p := range sel.Warnings {
@@ -207,51 +229,103 @@ func (s *Store) addFound(ctx context.Context, w *work, req AddRequest, src gitsr
 	}
 	now := s.now()
 	e := Entry{
-		Name: name, Canonical: canonical, Source: sourceKind(src.URL), GitURL: src.URL,
-		Ref: src.Ref, Constraint: src.Constraint, Version: version, CommitSHA: sha,
-		Trusted: req.Trusted, InstalledAt: now, UpdatedAt: now,
-		Path: s.skillDir(canonical), Subdir: sel.Dir, Description: m.Description,
+		Name: name, Canonical: canonical, Trusted: req.Trusted,
+		Path: s.skillDir(canonical), Description: m.Description,
+		Origin: Origin{Source: sourceKind(src.URL), GitURL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
+			Version: version, CommitSHA: sha, Subdir: sel.Dir},
+		History: History{InstalledAt: now, UpdatedAt: now},
 	}
 	inst, err := s.stage(ctx, w, st, prep, &e)
 	if err != nil {
-		return Entry{}, err
+		return addition{}, err
 	}
-	if err := s.commitAdd(e, inst); err != nil {
-		return Entry{}, err
-	}
-	return e, nil
+	return addition{entry: e, inst: inst}, nil
 }
 
-// commitAdd moves a staged skill into place and registers e. A kill at any
-// point leaves it either not installed or installed: recovery removes a
-// folder whose entry was not written (the .add marker).
+// commitAdd moves a staged skill into place and registers e.
 func (s *Store) commitAdd(e Entry, inst installable) error {
-	canonical := e.Canonical
-	marker := filepath.Join(s.tmpDir(), canonical+".add."+e.CommitSHA)
-	return s.lockedThen(func(entries []Entry) ([]Entry, error) {
-		if old, err := find(entries, canonical); err == nil {
-			return nil, alreadyInstalled(old)
+	_, err := s.commitAdds([]addition{{entry: e, inst: inst}})
+	return err
+}
+
+// commitAdds moves staged skills into place, in order, and registers them
+// with one registry write. A kill at any point leaves each either not
+// installed or installed: recovery removes a folder whose entry was not
+// written (its .add marker). The first skill that cannot be moved (already
+// installed, its folder taken, a failed rename) ends the batch: the ones
+// before it are installed and returned with its error; its own leftovers
+// are recovered against the registry just written.
+func (s *Store) commitAdds(batch []addition) ([]Entry, error) {
+	if len(batch) == 0 {
+		return nil, nil
+	}
+	var (
+		done    []Entry
+		markers []string
+		failed  error
+	)
+	err := s.lockedThen(func(entries []Entry) ([]Entry, error) {
+		next := append(make([]Entry, 0, len(entries)+len(batch)), entries...)
+		done, markers = nil, nil
+		failed = s.moveAdds(batch, &next, &done, &markers)
+		if len(done) == 0 {
+			return nil, failed
+		}
+		return next, nil
+	}, func() {
+		for i, m := range markers[:len(done)] {
+			_ = os.Remove(m)
+			s.writeRecord(done[i].Canonical, batch[i].inst.record)
+		}
+		if failed != nil {
+			// The failed skill's marker (and folder or plugin, if it
+			// got that far): its entry was not written.
+			if entries, err := s.read(); err == nil {
+				s.recover(entries)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, failed
+}
+
+// moveAdds does the moves of commitAdds under the lock, appending each
+// moved skill's entry to next and done and its marker to markers (which
+// may hold one more: the failed skill's).
+func (s *Store) moveAdds(batch []addition, next, done *[]Entry, markers *[]string) error {
+	installed := make(map[string]int, len(*next))
+	for i, e := range *next {
+		installed[e.Canonical] = i
+	}
+	for _, a := range batch {
+		e, inst := a.entry, a.inst
+		if i, ok := installed[e.Canonical]; ok {
+			return alreadyInstalled((*next)[i])
 		}
 		if _, err := os.Lstat(e.Path); err == nil {
-			return nil, fmt.Errorf("%s exists but is not in the registry; move it away and try again", e.Path)
+			return fmt.Errorf("%s exists but is not in the registry; move it away and try again", e.Path)
 		}
+		marker := filepath.Join(s.tmpDir(), e.Canonical+".add."+e.CommitSHA)
 		if err := os.WriteFile(marker, nil, 0o644); err != nil {
-			return nil, err
+			return err
 		}
+		*markers = append(*markers, marker)
 		s.at("add:marked")
 		if err := os.Rename(inst.skill, e.Path); err != nil {
-			return nil, err
+			return err
 		}
 		s.at("add:moved")
 		if err := inst.placePlugin(); err != nil {
-			return nil, err
+			return err
 		}
 		s.at("add:plugin")
-		return append(entries, e), nil
-	}, func() {
-		_ = os.Remove(marker)
-		s.writeRecord(canonical, inst.record)
-	})
+		installed[e.Canonical] = len(*next)
+		*next = append(*next, e)
+		*done = append(*done, e)
+	}
+	return nil
 }
 
 func alreadyInstalled(e Entry) error {
@@ -284,10 +358,15 @@ func (in installable) placePlugin() error {
 	return os.Rename(in.pluginFrom, in.pluginTo)
 }
 
-// stage runs prep, copies the skill folder out of the checkout and fills
+// stage runs prep, moves the skill folder out of the checkout and fills
 // e's plugin and tools with their installed locations. An untrusted
 // skill's code never runs: prep (build and describe) is skipped for it
-// until Trust. A folder with a symbolic link is refused before prep.
+// until Trust. A folder with a symbolic link is refused before prep, and
+// one prep left a link in is refused by the hash.
+//
+// st.SkillDir must be a throwaway checkout or copy in the run's work
+// folder (every caller's is): it is moved, not copied, since copying
+// wrote each file of the skill a second time.
 func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e *Entry) (installable, error) {
 	if err := CheckNoLinks(st.SkillDir); err != nil {
 		return installable{}, err
@@ -302,7 +381,7 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 		}
 	}
 	in := installable{skill: w.path("skill")}
-	if err := gitsrc.CopySkill(st.SkillDir, in.skill); err != nil {
+	if err := os.Rename(st.SkillDir, in.skill); err != nil {
 		return installable{}, err
 	}
 	sum, err := manifestSHA256(in.skill)

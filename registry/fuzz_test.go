@@ -77,10 +77,10 @@ func FuzzSelect(f *testing.F) {
 		f.Add(s)
 	}
 	entries := []Entry{
-		{Name: "a", Canonical: "a", Source: SourceGit, Trusted: true},
-		{Name: "B_c", Canonical: "b-c", Source: SourceGit, Trusted: true},
-		{Name: "untrusted", Canonical: "untrusted", Source: SourceGit},
-		{Name: "bundled", Canonical: "bundled", Source: SourceBundled},
+		{Name: "a", Canonical: "a", Trusted: true, Origin: Origin{Source: SourceGit}},
+		{Name: "B_c", Canonical: "b-c", Trusted: true, Origin: Origin{Source: SourceGit}},
+		{Name: "untrusted", Canonical: "untrusted", Origin: Origin{Source: SourceGit}},
+		{Name: "bundled", Canonical: "bundled", Origin: Origin{Source: SourceBundled}},
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
 		active, _ := Select(entries, spec)
@@ -122,7 +122,7 @@ func FuzzIntegrityRecord(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := Entry{Canonical: "fz", Path: dir, DirHash: h1}
+		e := Entry{Canonical: "fz", Path: dir, Integrity: Integrity{DirHash: h1}}
 		if err := os.MkdirAll(s.IntegrityDir(), 0o700); err != nil {
 			t.Fatal(err)
 		}

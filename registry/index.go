@@ -271,7 +271,7 @@ func records(entries []Entry, known known) ([]indexed, error) {
 			out[i].line = p.line
 			continue
 		}
-		line, err := json.Marshal(&entries[i])
+		line, err := json.Marshal(entries[i].wire())
 		if err != nil {
 			return nil, err
 		}
@@ -409,6 +409,15 @@ func (e *enc) entry(x *Entry) {
 	e.str(x.Stamp)
 	e.str(x.PreviousDirHash)
 	e.bool(x.NamedOnly)
+	e.uvarint(uint64(len(x.Placements)))
+	for _, p := range x.Placements {
+		e.str(p.Folder)
+		e.str(p.Dir)
+		e.strs(p.Agents)
+		e.bool(p.Link)
+		e.str(p.Placed)
+		e.strs(p.Made)
+	}
 	l := x.Listing
 	if l == nil {
 		e.bool(false)
@@ -430,6 +439,9 @@ func (e *enc) entry(x *Entry) {
 	e.strs(l.ScriptsIgnore)
 	e.strs(l.Runnable)
 	e.strs(l.Env)
+	e.strs(l.FS.Read)
+	e.strs(l.FS.Write)
+	e.strs(l.Network)
 	e.strs(l.AllowedTools)
 	e.str(l.ArgumentHint)
 	e.bool(l.DisableModelInvocation)
@@ -601,6 +613,14 @@ func (d *dec) entry() Entry {
 	x.Stamp = d.str()
 	x.PreviousDirHash = d.str()
 	x.NamedOnly = d.bool()
+	if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)-d.off) {
+		x.Placements = make([]Placement, n)
+		for i := range x.Placements {
+			x.Placements[i] = Placement{Folder: d.str(), Dir: d.str(), Agents: d.strs(), Link: d.bool(), Placed: d.str(), Made: d.strs()}
+		}
+	} else if n > 0 {
+		d.err = true
+	}
 	if !d.bool() {
 		return x
 	}
@@ -616,6 +636,9 @@ func (d *dec) entry() Entry {
 	l.ScriptsIgnore = d.strs()
 	l.Runnable = d.strs()
 	l.Env = d.strs()
+	l.FS.Read = d.strs()
+	l.FS.Write = d.strs()
+	l.Network = d.strs()
 	l.AllowedTools = d.strs()
 	l.ArgumentHint = d.str()
 	l.DisableModelInvocation = d.bool()

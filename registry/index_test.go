@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // fill sets every field of v (a pointer) to a distinct non-zero value, so

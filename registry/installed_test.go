@@ -56,7 +56,7 @@ func TestLoadInstalled(t *testing.T) {
 			if tt.change != nil {
 				tt.change(t, dir)
 			}
-			m, _, err := LoadInstalled(Entry{Canonical: "demo", Path: dir, ManifestSHA256: tt.hash})
+			m, _, err := LoadInstalled(Entry{Canonical: "demo", Path: dir, Integrity: Integrity{ManifestSHA256: tt.hash}})
 			if tt.wantErr == nil {
 				if err != nil || m.Name != "demo" {
 					t.Fatalf("LoadInstalled = %v, %v", m, err)

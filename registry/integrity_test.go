@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/mod/sumdb/dirhash"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {

@@ -96,9 +96,11 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	}
 	now := s.now()
 	e := Entry{
-		Name: m.Name, Canonical: canonical, Source: SourceDev, Version: m.Version,
-		Trusted: true, InstalledAt: now, UpdatedAt: now, Path: dir,
-		Description: m.Description, Tools: st.Tools, Stamp: req.Stamp,
+		Name: m.Name, Canonical: canonical, Trusted: true, Path: dir,
+		Description: m.Description, Tools: st.Tools,
+		Origin:  Origin{Source: SourceDev, Version: m.Version},
+		History: History{InstalledAt: now, UpdatedAt: now},
+		Dev:     Dev{Stamp: req.Stamp},
 	}
 	if old != nil {
 		e.InstalledAt = old.InstalledAt

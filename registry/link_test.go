@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentskills/agent/registry/manifest"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 func TestLink(t *testing.T) {

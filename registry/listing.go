@@ -26,10 +26,12 @@ type Listing struct {
 	// Scripts and ScriptsIgnore are the manifest's fields; Runnable is the
 	// script files found at install (file names under scripts/), so that
 	// no listing reads the scripts folder.
-	Scripts       []string `json:"scripts,omitempty"`
-	ScriptsIgnore []string `json:"scripts_ignore,omitempty"`
-	Runnable      []string `json:"runnable,omitempty"`
-	Env           []string `json:"env,omitempty"`
+	Scripts       []string               `json:"scripts,omitempty"`
+	ScriptsIgnore []string               `json:"scripts_ignore,omitempty"`
+	Runnable      []string               `json:"runnable,omitempty"`
+	Env           []string               `json:"env,omitempty"`
+	FS            manifest.FSPermissions `json:"fs,omitzero"`
+	Network       []string               `json:"network,omitempty"`
 
 	AllowedTools           []string `json:"allowed-tools,omitempty"`
 	ArgumentHint           string   `json:"argument-hint,omitempty"`
@@ -58,7 +60,7 @@ func NewListing(dir string, m *manifest.Manifest, warnings []manifest.Problem, r
 		Fingerprint:     fp,
 		MinAgentVersion: m.MinAgentVersion, MaxAgentVersion: m.MaxAgentVersion, AgentVersion: m.AgentVersion,
 		Plugin:  m.Plugin,
-		Scripts: m.Scripts, ScriptsIgnore: m.ScriptsIgnore, Runnable: runnable, Env: m.Permissions.Env,
+		Scripts: m.Scripts, ScriptsIgnore: m.ScriptsIgnore, Runnable: runnable, Env: m.Permissions.Env, FS: m.Permissions.FS, Network: m.Permissions.Network,
 		AllowedTools: m.AllowedTools, ArgumentHint: m.ArgumentHint, DisableModelInvocation: m.DisableModelInvocation,
 		UserInvocable: m.UserInvocable, Context: m.Context, Agent: m.Agent, Model: m.Model,
 	}
@@ -121,7 +123,7 @@ func (e *Entry) indexed(st *fileStat) (*manifest.Manifest, bool) {
 	return &manifest.Manifest{
 		Name: e.Name, Description: e.Description, Version: e.Version,
 		MinAgentVersion: l.MinAgentVersion, MaxAgentVersion: l.MaxAgentVersion, AgentVersion: l.AgentVersion,
-		Plugin: l.Plugin, Scripts: l.Scripts, ScriptsIgnore: l.ScriptsIgnore, Permissions: manifest.Permissions{Env: l.Env},
+		Plugin: l.Plugin, Scripts: l.Scripts, ScriptsIgnore: l.ScriptsIgnore, Permissions: manifest.Permissions{Env: l.Env, FS: l.FS, Network: l.Network},
 		AllowedTools: l.AllowedTools, ArgumentHint: l.ArgumentHint, DisableModelInvocation: l.DisableModelInvocation,
 		UserInvocable: l.UserInvocable, Context: l.Context, Agent: l.Agent, Model: l.Model,
 	}, true

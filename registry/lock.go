@@ -44,6 +44,9 @@ type LockEntry struct {
 	Hash       string `json:"hash"`             // h1: hash of the skill folder at Commit
 	Plugin     string `json:"plugin,omitempty"` // the plugin's build path (SKILL.md plugin.build)
 	Trusted    bool   `json:"trusted"`          // a request: trust is the local user's decision
+	// Placements are the agents' skill folders the skill is placed in
+	// (SPEC §19); sync places it there again.
+	Placements []LockPlacement `json:"placements,omitempty"`
 }
 
 // key identifies an entry: two entries of one name from different sources
@@ -65,6 +68,7 @@ func NewLock(entries []Entry) (*Lock, error) {
 		le := LockEntry{
 			Name: e.Canonical, Source: e.GitURL, Path: e.Subdir, Ref: e.Ref, Constraint: e.Constraint,
 			Version: e.Version, Commit: e.CommitSHA, Hash: e.DirHash, Trusted: e.Trusted,
+			Placements: lockPlacements(e.Placements),
 		}
 		m, _, err := LoadInstalled(e)
 		if err != nil {
@@ -231,6 +235,11 @@ func (e LockEntry) check() error {
 	for _, s := range []string{e.Ref, e.Constraint, e.Version, e.Plugin} {
 		if strings.ContainsAny(s, "\x00\n\r") {
 			return fmt.Errorf("a field holds a control character")
+		}
+	}
+	for _, p := range e.Placements {
+		if err := p.check(); err != nil {
+			return err
 		}
 	}
 	return nil

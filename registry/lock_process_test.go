@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // syncScene is an AGENT_HOME whose sync has something of every kind to do:

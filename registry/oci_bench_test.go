@@ -8,8 +8,8 @@ import (
 
 	"oras.land/oras-go/v2/registry/remote/auth"
 
-	"github.com/agentskills/agent/internal/gittest"
-	"github.com/agentskills/agent/internal/ocitest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
+	"github.com/agentskills/agent/internal/testutil/ocitest"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"

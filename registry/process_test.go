@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentskills/agent/registry/gitsrc"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // Tests that need separate processes re-execute the test binary with
@@ -202,74 +202,101 @@ func TestKilledRuns(t *testing.T) {
 		if tt.noExch {
 			name += "-no-exchange"
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			repo := gittest.NewRepo(t, map[string]string{"k/SKILL.md": skillMD("k"), "other/SKILL.md": skillMD("other")})
-			first := repo.Head(t)
-			s := newStore(t)
-			mustAdd(t, s, repo.FileURL(), func(r *AddRequest) { r.Skill = "other" }, buildPrep)
-			if tt.op != "add" {
-				mustAdd(t, s, repo.FileURL(), func(r *AddRequest) { r.Skill = "k" }, buildPrep)
-			}
-			second := repo.Commit(t, map[string]string{"k/SKILL.md": skillMD("k", "version: 2.0.0")}, "v2")
-			env := []string{"REGISTRY_SOURCE=" + repo.FileURL(), "REGISTRY_SKILL=k", "REGISTRY_CRASH_AT=" + tt.at}
-			if tt.noExch {
-				env = append(env, "REGISTRY_NO_EXCHANGE=1")
-				s.exchange = func(a, b string) error { return errors.ErrUnsupported }
-			}
-			code, out := runHelper(t, s.Home, tt.op, env...)
-			if code != helperExit {
-				t.Fatalf("helper exit %d (want the simulated kill %d): %s", code, helperExit, out)
-			}
-			want := map[string]string{"": "", "old": first, "new": second}[tt.wantSHA]
-			check := func(stage string) {
-				t.Helper()
-				entries, err := s.List()
-				if err != nil {
-					t.Fatalf("%s: List: %v", stage, err)
-				}
-				got := ""
-				for _, e := range entries {
-					if _, err := os.Stat(filepath.Join(e.Path, "SKILL.md")); err != nil {
-						t.Errorf("%s: entry %s has no SKILL.md: %v", stage, e.Canonical, err)
-					}
-					if e.Plugin != nil {
-						if _, err := os.Stat(e.Plugin.Path); err != nil {
-							t.Errorf("%s: entry %s plugin missing", stage, e.Canonical)
-						}
-					}
-					if e.Canonical == "k" {
-						got = e.CommitSHA
-						m, _, err := LoadInstalled(e)
-						if err != nil {
-							t.Fatalf("%s: installed manifest: %v", stage, err)
-						}
-						// A reader (List) recovers what the kill left, so the
-						// folder always holds the version the entry names.
-						if wantV := map[bool]string{true: "2.0.0", false: ""}[got == second]; m.Version != wantV {
-							t.Errorf("%s: folder holds version %q but registry says %s", stage, m.Version, got)
-						}
-					}
-				}
-				if got != want {
-					t.Errorf("%s: k at %q; want %q", stage, got, want)
-				}
-			}
-			// Before List recovers, a reader holding the old entry
-			// still loads a consistent SKILL.md: LoadInstalled waits
-			// for the lock and recovers on a mismatch.
-			if old, ok := entryBefore(t, s, "k"); ok {
-				if _, _, err := LoadInstalled(old); err != nil {
-					t.Errorf("LoadInstalled with the entry as the kill left it: %v", err)
-				}
-			}
-			check("after kill (a reader recovers)")
-			// The next writer recovers.
-			if _, err := s.SetTrusted("other", false); err != nil {
-				t.Fatal(err)
-			}
-			check("after recovery")
-			assertConsistent(t, s)
-		})
+		// Each reader that repairs is tested alone, so that one cannot
+		// hide that the other serves the kill's mix.
+		for _, reader := range []string{"List", "LoadInstalled"} {
+			t.Run(name+"/"+reader, func(t *testing.T) {
+				t.Parallel()
+				killedRun(t, tt.op, tt.at, tt.noExch, tt.wantSHA, reader)
+			})
+		}
 	}
+}
+
+// killedRun kills op at the point at in a child process, then reads with
+// reader first: List (which Get shares) or LoadInstalled with the entry
+// as the kill left it.
+func killedRun(t *testing.T, op, at string, noExch bool, wantSHA, reader string) {
+	repo := gittest.NewRepo(t, map[string]string{"k/SKILL.md": skillMD("k"), "other/SKILL.md": skillMD("other")})
+	first := repo.Head(t)
+	s := newStore(t)
+	mustAdd(t, s, repo.FileURL(), func(r *AddRequest) { r.Skill = "other" }, buildPrep)
+	if op != "add" {
+		mustAdd(t, s, repo.FileURL(), func(r *AddRequest) { r.Skill = "k" }, buildPrep)
+	}
+	second := repo.Commit(t, map[string]string{"k/SKILL.md": skillMD("k", "version: 2.0.0")}, "v2")
+	env := []string{"REGISTRY_SOURCE=" + repo.FileURL(), "REGISTRY_SKILL=k", "REGISTRY_CRASH_AT=" + at}
+	if noExch {
+		env = append(env, "REGISTRY_NO_EXCHANGE=1")
+		s.exchange = func(a, b string) error { return errors.ErrUnsupported }
+	}
+	code, out := runHelper(t, s.Home, op, env...)
+	if code != helperExit {
+		t.Fatalf("helper exit %d (want the simulated kill %d): %s", code, helperExit, out)
+	}
+	want := map[string]string{"": "", "old": first, "new": second}[wantSHA]
+	// check lists the skills and reads each folder as it is on disk (not
+	// through LoadInstalled, which would repair it): the folder must hold
+	// the version its entry names, and every file must hash to what the
+	// entry records.
+	check := func(stage string) {
+		t.Helper()
+		entries, err := s.List()
+		if err != nil {
+			t.Fatalf("%s: List: %v", stage, err)
+		}
+		got := ""
+		for _, e := range entries {
+			if _, err := os.Stat(filepath.Join(e.Path, "SKILL.md")); err != nil {
+				t.Errorf("%s: entry %s has no SKILL.md: %v", stage, e.Canonical, err)
+			}
+			if e.Plugin != nil {
+				if _, err := os.Stat(e.Plugin.Path); err != nil {
+					t.Errorf("%s: entry %s plugin missing", stage, e.Canonical)
+				}
+			}
+			if e.Canonical != "k" {
+				continue
+			}
+			got = e.CommitSHA
+			m, _, err := gitsrc.LoadManifest(e.Path)
+			if err != nil {
+				t.Fatalf("%s: the folder's SKILL.md: %v", stage, err)
+			}
+			if wantV := map[bool]string{true: "2.0.0", false: ""}[got == second]; m.Version != wantV {
+				t.Errorf("%s: folder holds version %q but registry says %s", stage, m.Version, got)
+			}
+			// The old hash never serves the new files (SPEC §12).
+			if err := s.CheckIntegrity(e); err != nil {
+				t.Errorf("%s: the folder does not match the entry's hash: %v", stage, err)
+			}
+			if _, _, err := LoadInstalled(e); err != nil {
+				t.Errorf("%s: LoadInstalled: %v", stage, err)
+			}
+		}
+		if got != want {
+			t.Errorf("%s: k at %q; want %q", stage, got, want)
+		}
+	}
+	if reader == "LoadInstalled" {
+		// A reader holding the entry as the kill left it still loads a
+		// SKILL.md of the version it names: LoadInstalled waits for the
+		// lock and recovers on a mismatch.
+		if old, ok := entryBefore(t, s, "k"); ok {
+			m, _, err := LoadInstalled(old)
+			if err != nil {
+				t.Fatalf("LoadInstalled with the entry as the kill left it: %v", err)
+			}
+			if wantV := map[bool]string{true: "2.0.0", false: ""}[old.CommitSHA == second]; m.Version != wantV {
+				t.Errorf("LoadInstalled served version %q for an entry at %s", m.Version, old.CommitSHA)
+			}
+		}
+	}
+	check("after kill (" + reader + " recovers)")
+	// The next writer recovers.
+	if _, err := s.SetTrusted("other", false); err != nil {
+		t.Fatal(err)
+	}
+	check("after recovery")
+	assertConsistent(t, s)
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -205,6 +206,16 @@ func (s *Store) newWork() (*work, error) {
 }
 
 func (w *work) path(name string) string { return filepath.Join(w.dir, name) }
+
+// slot is a staging area of its own inside w, for the i-th of several
+// skills staged at once; w's owner covers it.
+func (w *work) slot(i int) (*work, error) {
+	dir := w.path(fmt.Sprintf("slot-%d", i))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &work{dir: dir, owner: w.owner}, nil
+}
 
 // close removes the staging directory, then releases ownership.
 func (w *work) close() {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentskills/agent/registry/manifest"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 func TestRemoveAndTrust(t *testing.T) {
@@ -150,13 +150,17 @@ func TestListEmpty(t *testing.T) {
 func TestSelect(t *testing.T) {
 	t.Parallel()
 	entries := []Entry{
-		{Canonical: "zeta", Trusted: true, Source: SourceGit},
-		{Canonical: "alpha", Trusted: false, Source: SourceGit},
-		{Canonical: "skill-authoring", Trusted: true, Source: SourceBundled},
-		{Canonical: "b-c", Trusted: true, Source: SourceGit},
-		{Canonical: "over", Trusted: true, Source: SourceBundled},
-		{Canonical: "over", Trusted: false, Source: SourceGit, Name: "installed"},
-		{Canonical: "base", Trusted: true, Source: SourceBundled, NamedOnly: true},
+		{Canonical: "zeta", Trusted: true, Origin: Origin{Source: SourceGit}},
+		{Canonical: "alpha", Trusted: false, Origin: Origin{Source: SourceGit}},
+		{Canonical: "skill-authoring", Trusted: true, Origin: Origin{Source: SourceBundled}},
+		{Canonical: "b-c", Trusted: true, Origin: Origin{Source: SourceGit}},
+		{Canonical: "over", Trusted: true, Origin: Origin{Source: SourceBundled}},
+		// An untrusted installed skill never shadows a bundled one; a
+		// trusted one does (SPEC §12).
+		{Canonical: "over", Trusted: false, Name: "installed", Origin: Origin{Source: SourceGit}},
+		{Canonical: "mine", Trusted: true, Name: "bundled", Origin: Origin{Source: SourceBundled}},
+		{Canonical: "mine", Trusted: true, Name: "installed", Origin: Origin{Source: SourceGit}},
+		{Canonical: "base", Trusted: true, NamedOnly: true, Origin: Origin{Source: SourceBundled}},
 	}
 	tests := []struct {
 		spec      string
@@ -166,14 +170,15 @@ func TestSelect(t *testing.T) {
 		{spec: "", want: nil},
 		{spec: "none", want: nil},
 		{spec: "NONE", want: nil},
-		{spec: "all", want: []string{"b-c", "skill-authoring", "zeta"}},
-		{spec: "All", want: []string{"b-c", "skill-authoring", "zeta"}},
-		{spec: "all-untrusted", want: []string{"alpha", "b-c", "over", "skill-authoring", "zeta"}},
+		{spec: "all", want: []string{"b-c", "mine", "over", "skill-authoring", "zeta"}},
+		{spec: "All", want: []string{"b-c", "mine", "over", "skill-authoring", "zeta"}},
+		{spec: "all-untrusted", want: []string{"alpha", "b-c", "mine", "over", "skill-authoring", "zeta"}},
 		{spec: "ZETA, B_c", want: []string{"b-c", "zeta"}},
 		{spec: "skill_Authoring", want: []string{"skill-authoring"}},
 		{spec: "alpha,nope,zeta", want: []string{"zeta"}, wantWarns: []string{"agent skill trust alpha", "not installed"}},
 		{spec: "../x", want: nil, wantWarns: []string{"not a valid skill name"}},
-		{spec: "over", want: nil, wantWarns: []string{"not trusted"}},
+		{spec: "over", want: []string{"over"}},
+		{spec: "mine", want: []string{"mine"}},
 		{spec: "base,zeta", want: []string{"base", "zeta"}}, // named only: active when named
 	}
 	for _, tt := range tests {
@@ -182,6 +187,9 @@ func TestSelect(t *testing.T) {
 			var got []string
 			for _, e := range active {
 				got = append(got, e.Canonical)
+				if want := map[string]string{"over": SourceBundled, "mine": SourceGit}[e.Canonical]; want != "" && e.Source != want {
+					t.Errorf("Select(%q) picked the %s %s; want the %s one", tt.spec, e.Source, e.Canonical, want)
+				}
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Select(%q) = %v; want %v", tt.spec, got, tt.want)

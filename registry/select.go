@@ -18,7 +18,8 @@ func Select(entries []Entry, spec string) ([]Entry, []string) {
 		mask, warnings := selectSorted(entries, spec)
 		return picked(entries, mask), warnings
 	}
-	// An installed skill overrides a bundled one of the same name.
+	// A trusted installed skill overrides a bundled one of the same name
+	// (OverridesBundled).
 	merged := map[string]Entry{}
 	for _, e := range entries {
 		if e.Canonical == "" {
@@ -28,8 +29,13 @@ func Select(entries []Entry, spec string) ([]Entry, []string) {
 			}
 			e.Canonical = c
 		}
-		if prev, ok := merged[e.Canonical]; ok && prev.Source != SourceBundled {
-			continue
+		if prev, ok := merged[e.Canonical]; ok {
+			switch {
+			case prev.Source == SourceBundled && OverridesBundled(e):
+			case e.Source == SourceBundled && !OverridesBundled(prev):
+			default:
+				continue
+			}
 		}
 		merged[e.Canonical] = e
 	}
@@ -147,4 +153,11 @@ func selectSorted(sorted []Entry, spec string) ([]bool, []string) {
 		}
 	}
 	return mask, warnings
+}
+
+// OverridesBundled reports whether the installed skill e takes the place of
+// a bundled skill of the same canonical name: only a trusted one does
+// (SPEC §12). An untrusted `name: base` never replaces the bundled base.
+func OverridesBundled(e Entry) bool {
+	return e.Source != SourceBundled && e.Trusted
 }

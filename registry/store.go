@@ -32,23 +32,48 @@ type Plugin struct {
 // listing tools needs no process.
 type Tool = tooldesc.Tool
 
-// Entry is one installed skill in registry.json (SPEC §5).
+// Entry is one installed skill in registry.json (SPEC §5). What it is
+// and how it is used are its own fields; where it came from, what its
+// files must hash to, what it replaced and how a linked skill is rebuilt
+// are grouped. The groups are embedded, so e.GitURL still reads, and
+// registry.json keeps its flat form and key order (entryJSON).
 type Entry struct {
-	Name        string    `json:"name"`
-	Canonical   string    `json:"canonical"`
-	Source      string    `json:"source"` // "git", "bundled" or "dev" (linked)
-	GitURL      string    `json:"git_url,omitempty"`
-	Ref         string    `json:"ref,omitempty"`
-	Constraint  string    `json:"constraint,omitempty"`
-	Version     string    `json:"version,omitempty"`
-	CommitSHA   string    `json:"commit_sha,omitempty"`
-	Trusted     bool      `json:"trusted"`
-	InstalledAt time.Time `json:"installed_at,omitzero"`
-	UpdatedAt   time.Time `json:"updated_at,omitzero"`
-	Path        string    `json:"path"`
-	Subdir      string    `json:"subdir,omitempty"` // the skill folder inside the repository
-	Description string    `json:"description,omitempty"`
-	Plugin      *Plugin   `json:"plugin,omitempty"`
+	Name        string  `json:"name"`
+	Canonical   string  `json:"canonical"`
+	Trusted     bool    `json:"trusted"`
+	Path        string  `json:"path"`
+	Description string  `json:"description,omitempty"`
+	Plugin      *Plugin `json:"plugin,omitempty"`
+	Tools       []Tool  `json:"tools,omitempty"`
+	// NamedOnly skills are active only when AGENT_SKILLS names them: all
+	// and all-untrusted leave them out (the bundled base skill, whose
+	// shell is a choice made by name).
+	NamedOnly bool `json:"named_only,omitempty"`
+	// Listing is what listings need of SKILL.md (listing.go).
+	Listing *Listing `json:"listing,omitempty"`
+	// Placements are the copies of this skill in other agents' skill
+	// folders (SPEC §19).
+	Placements []Placement `json:"placements,omitempty"`
+
+	Origin
+	Integrity
+	History
+	Dev
+}
+
+// Origin is where an entry's files came from.
+type Origin struct {
+	Source     string `json:"source"` // "git", "oci", "bundled" or "dev" (linked)
+	GitURL     string `json:"git_url,omitempty"`
+	Ref        string `json:"ref,omitempty"`
+	Constraint string `json:"constraint,omitempty"`
+	Version    string `json:"version,omitempty"`
+	CommitSHA  string `json:"commit_sha,omitempty"`
+	Subdir     string `json:"subdir,omitempty"` // the skill folder inside the repository
+}
+
+// Integrity is what an installed skill's files must hash to.
+type Integrity struct {
 	// ManifestSHA256 is the sha256 of the installed SKILL.md; LoadInstalled
 	// refuses a SKILL.md edited after install. Empty for entries written
 	// before it was recorded, and for bundled skills.
@@ -58,22 +83,25 @@ type Entry struct {
 	// refuses the skill at first use when its files no longer match.
 	// Empty for bundled and linked skills and entries written before it
 	// was recorded.
-	DirHash     string `json:"dir_hash,omitempty"`
-	Tools       []Tool `json:"tools,omitempty"`
-	PreviousSHA string `json:"previous_sha,omitempty"`
-	// Stamp fingerprints a linked (dev) skill's folder at its last build;
-	// a different stamp means its sources changed and it is relinked.
-	Stamp string `json:"stamp,omitempty"`
+	DirHash string `json:"dir_hash,omitempty"`
+}
+
+// History is when an entry was installed and changed, and the commit that
+// rollback returns to.
+type History struct {
+	InstalledAt time.Time `json:"installed_at,omitzero"`
+	UpdatedAt   time.Time `json:"updated_at,omitzero"`
+	PreviousSHA string    `json:"previous_sha,omitempty"`
 	// PreviousDirHash is the h1: hash of PreviousSHA's folder, checked
 	// again by rollback.
 	PreviousDirHash string `json:"previous_dir_hash,omitempty"`
+}
 
-	// NamedOnly skills are active only when AGENT_SKILLS names them: all
-	// and all-untrusted leave them out (the bundled base skill, whose
-	// shell is a choice made by name).
-	NamedOnly bool `json:"named_only,omitempty"`
-	// Listing is what listings need of SKILL.md (listing.go).
-	Listing *Listing `json:"listing,omitempty"`
+// Dev is what a linked (dev) skill needs to be rebuilt.
+type Dev struct {
+	// Stamp fingerprints a linked skill's folder at its last build; a
+	// different stamp means its sources changed and it is relinked.
+	Stamp string `json:"stamp,omitempty"`
 }
 
 // Source values of Entry.

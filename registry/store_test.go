@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -22,7 +23,7 @@ import (
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 func skillMD(name string, extra ...string) string {
@@ -310,6 +311,11 @@ func TestAddErrorsLeaveNothing(t *testing.T) {
 		}
 		return errors.New("go build failed")
 	}
+	// The staged folder is moved, not copied, after prep: a link prep
+	// leaves in it must still be refused.
+	linkPrep := func(_ context.Context, st *Staged) error {
+		return os.Symlink("/etc/passwd", filepath.Join(st.SkillDir, "passwd"))
+	}
 	outsidePrep := func(_ context.Context, st *Staged) error {
 		st.Plugin = &Plugin{Path: "/bin/sh"}
 		return nil
@@ -345,6 +351,7 @@ func TestAddErrorsLeaveNothing(t *testing.T) {
 		{name: "incompatible", source: incompatible.FileURL(), wantErr: manifest.ErrIncompatible, wantMsg: "0.5.0"},
 		{name: "prepare fails", source: good.FileURL(), prep: failPrep, wantMsg: "go build failed"},
 		{name: "prepare plugin outside", source: good.FileURL(), prep: outsidePrep, wantMsg: "neither"},
+		{name: "prep leaves a link", source: good.FileURL(), prep: linkPrep, wantMsg: "not a regular file"},
 		{name: "bad name flag", source: good.FileURL(), mod: func(r *AddRequest) { r.Name = "../x" }, wantErr: manifest.ErrInvalidName},
 		{name: "command transport", source: good.FileURL(), mod: func(r *AddRequest) { r.Source = gitsrc.Source{Raw: "ext::sh", URL: "ext::sh -c id"} }, wantErr: gitsrc.ErrUnsupportedSource},
 		{name: "ref and constraint", source: good.FileURL(), mod: func(r *AddRequest) { r.Source.Ref = "main"; r.Source.Constraint = "^1" }, wantErr: gitsrc.ErrUnsupportedSource},
@@ -403,4 +410,111 @@ func keys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestAddSkillsBatch: several skills from one fetch are committed in one
+// registry write, in selection order; the first that cannot be staged or
+// moved ends the batch, the ones before it stay installed and are
+// returned with its error, and nothing of it or after it is left behind.
+func TestAddSkillsBatch(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t, map[string]string{
+		"a/SKILL.md": skillMD("a"), "b/SKILL.md": skillMD("b"), "c/SKILL.md": skillMD("c"),
+		"twin/SKILL.md": skillMD("a"), "a/scripts/run.py": "print('a')\n",
+	})
+	failB := func(ctx context.Context, st *Staged) error {
+		if st.Canonical == "b" {
+			return errors.New("go build failed")
+		}
+		return buildPrep(ctx, st)
+	}
+	tests := []struct {
+		name     string
+		skills   []string
+		prep     Prepare
+		setup    func(t *testing.T, s *Store)
+		want     []string // installed by this add, in order
+		wantErr  error
+		wantMsg  string
+		leftover string // a folder the test made, removed before the consistency check
+	}{
+		{name: "all three", skills: []string{"a", "b", "c"}, prep: buildPrep, want: []string{"a", "b", "c"}},
+		{name: "prep fails in the middle", skills: []string{"a", "b", "c"}, prep: failB, want: []string{"a"}, wantMsg: "go build failed"},
+		{name: "already installed in the middle", skills: []string{"a", "b", "c"}, prep: buildPrep,
+			setup: func(t *testing.T, s *Store) {
+				mustAdd(t, s, repo.FileURL(), func(r *AddRequest) { r.Skill = "b" }, buildPrep)
+			},
+			want: []string{"a"}, wantErr: ErrAlreadyInstalled},
+		{name: "one name twice in the batch", skills: []string{"a", "twin", "c"}, prep: buildPrep, want: []string{"a"}, wantErr: ErrAlreadyInstalled},
+		{name: "folder taken in the middle", skills: []string{"a", "b", "c"}, prep: buildPrep,
+			setup: func(t *testing.T, s *Store) {
+				if err := os.MkdirAll(s.skillDir("b"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: []string{"a"}, wantMsg: "exists but is not in the registry", leftover: "b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t)
+			if tt.setup != nil {
+				tt.setup(t, s)
+			}
+			before, err := s.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			writes := 0
+			s.hook = func(point string) {
+				if point == "registry:before-rename" {
+					writes++
+				}
+			}
+			src, _ := gitsrc.ParseSource(repo.FileURL())
+			got, err := s.AddSkills(context.Background(), AddRequest{Source: src, Skills: tt.skills, Trusted: true, AgentVersion: "0.5.0"}, tt.prep)
+			switch {
+			case tt.wantErr == nil && tt.wantMsg == "" && err != nil:
+				t.Fatalf("AddSkills: %v", err)
+			case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
+				t.Fatalf("AddSkills error = %v, want %v", err, tt.wantErr)
+			case tt.wantMsg != "" && (err == nil || !strings.Contains(err.Error(), tt.wantMsg)):
+				t.Fatalf("AddSkills error = %v, want one saying %q", err, tt.wantMsg)
+			}
+			var names []string
+			for _, e := range got {
+				names = append(names, e.Canonical)
+			}
+			if !slices.Equal(names, tt.want) {
+				t.Fatalf("AddSkills returned %v, want %v", names, tt.want)
+			}
+			if writes != 1 {
+				t.Errorf("the add wrote the registry %d times, want once", writes)
+			}
+			if tt.leftover != "" {
+				if err := os.Remove(s.skillDir(tt.leftover)); err != nil {
+					t.Fatalf("the folder the test made is gone or changed: %v", err)
+				}
+			}
+			entries := assertConsistent(t, s)
+			if len(entries) != len(before)+len(tt.want) {
+				t.Fatalf("%d entries after the add, want %d + %d", len(entries), len(before), len(tt.want))
+			}
+			for _, name := range tt.want {
+				e, err := s.Get(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.Plugin == nil || e.DirHash == "" {
+					t.Errorf("%s: entry without plugin or hash: %+v", name, e)
+				}
+				if err := s.CheckIntegrity(e); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+				if _, err := os.Stat(s.integrityPath(name)); err != nil {
+					t.Errorf("%s: no integrity record: %v", name, err)
+				}
+			}
+		})
+	}
 }

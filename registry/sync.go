@@ -87,7 +87,8 @@ type SyncRequest struct {
 	AgentVersion string
 	Progress     io.Writer // nil is silent
 	// Trust is asked once with the skills the lock marks trusted that
-	// sync would install or move and that are not trusted here yet. A
+	// sync would install or move and that are not trusted here yet, or
+	// are trusted here from another folder of the repository. A
 	// lock's trust is a request: nil, or false, installs them untrusted
 	// (files only).
 	Trust func(names []string) (bool, error)
@@ -123,10 +124,17 @@ func (s *Store) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare
 	for _, e := range installed {
 		byName[e.Canonical] = e
 	}
+	// Trust belongs to a source: a skill trusted here keeps it at another
+	// commit of the same folder (as update does), never when the lock
+	// moves it to another folder.
+	keepsTrust := func(le LockEntry) bool {
+		cur, ok := byName[le.Name]
+		return ok && cur.Trusted && cur.GitURL == le.Source && cur.Subdir == le.Path
+	}
 	var askTrust []string
 	for _, c := range changes {
 		le, _ := l.Find(c.Name)
-		if c.Action != SyncRemove && le.Trusted && !byName[c.Name].Trusted {
+		if c.Action != SyncRemove && le.Trusted && !keepsTrust(le) {
 			askTrust = append(askTrust, c.Name)
 		}
 	}
@@ -153,8 +161,7 @@ func (s *Store) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare
 			if e, ok := byName[c.Name]; ok {
 				cur = &e
 			}
-			// A skill trusted here stays trusted (as update keeps it).
-			err = s.installLocked(ctx, le, cur, cur != nil && cur.Trusted || le.Trusted && trust, req, prep)
+			err = s.installLocked(ctx, le, cur, keepsTrust(le) || le.Trusted && trust, req, prep)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("sync %s: %w", c.Name, err))
@@ -182,7 +189,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	}
 	defer w.close()
 
-	snap, err := s.fetchPinned(ctx, Entry{GitURL: le.Source, CommitSHA: le.Commit}, req.Progress)
+	snap, err := s.fetchPinned(ctx, Entry{Origin: Origin{GitURL: le.Source, CommitSHA: le.Commit}}, req.Progress)
 	if err != nil {
 		return err
 	}
@@ -232,7 +239,8 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 		e = *cur
 		e.PreviousSHA, e.PreviousDirHash = cur.CommitSHA, cur.DirHash
 	} else {
-		e = Entry{Canonical: le.Name, Name: m.Name, Source: sourceKind(le.Source), InstalledAt: now, Path: s.skillDir(le.Name)}
+		e = Entry{Canonical: le.Name, Name: m.Name, Path: s.skillDir(le.Name),
+			Origin: Origin{Source: sourceKind(le.Source)}, History: History{InstalledAt: now}}
 		if c, err := manifest.Canonical(m.Name); err != nil || c != le.Name {
 			e.Name = le.Name // installed under another name (add --name)
 		}

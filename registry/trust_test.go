@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 func TestTrustBuildsWhatWasPinned(t *testing.T) {

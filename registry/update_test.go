@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentskills/agent/registry/manifest"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 func update(t *testing.T, s *Store, req UpdateRequest) []UpdateResult {

@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/agentskills/agent/internal/fakemodel"
+	"github.com/agentskills/agent/internal/testutil/fakemodel"
 )
 
 func main() {

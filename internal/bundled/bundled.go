@@ -56,11 +56,10 @@ var load = sync.OnceValue(func() map[string]skill {
 			entry: registry.Entry{
 				Name:        m.Name,
 				Canonical:   canon,
-				Source:      registry.SourceBundled,
-				Version:     m.Version,
 				Trusted:     true,
 				NamedOnly:   m.Metadata["activation"] == "named",
 				Description: m.Description,
+				Origin:      registry.Origin{Source: registry.SourceBundled, Version: m.Version},
 			},
 			manifest: m,
 		}
@@ -79,6 +78,13 @@ func Entries() []registry.Entry {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Canonical < out[j].Canonical })
 	return out
+}
+
+// Has reports whether a skill with this canonical name is bundled: an
+// installed skill of that name overrides it only when trusted (SPEC §12).
+func Has(canonical string) bool {
+	_, ok := load()[canonical]
+	return ok
 }
 
 // Manifest parses the SKILL.md of the bundled skill with this canonical name.

@@ -11,7 +11,7 @@ import (
 
 // Clients are the MCP clients ClientConfig knows, in the order help lists
 // them.
-var Clients = []string{"claude", "cursor", "vscode", "codex"}
+var Clients = []string{"claude", "cursor", "vscode", "codex", "gemini"}
 
 // ErrUnknownClient: ClientConfig was asked for a client it does not know.
 var ErrUnknownClient = errors.New("unknown MCP client")
@@ -44,6 +44,9 @@ func ClientConfig(client string, l Launch) (snippet, where string, err error) {
 			".vscode/mcp.json in the workspace", nil
 	case "codex":
 		return codexTOML(l), "~/.codex/config.toml", nil
+	case "gemini":
+		return jsonSnippet(map[string]any{"mcpServers": map[string]any{"agent": server}}),
+			".gemini/settings.json in the project (a trusted folder) or ~/.gemini/settings.json", nil
 	}
 	return "", "", fmt.Errorf("%w %q; choose one of %s", ErrUnknownClient, client, strings.Join(Clients, ", "))
 }

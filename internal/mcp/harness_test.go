@@ -16,7 +16,7 @@ import (
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // moduleRoot is the repository root, seen from this package.

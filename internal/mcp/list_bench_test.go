@@ -32,9 +32,12 @@ func syntheticWorkspace(tb testing.TB, skills, tools int) func(context.Context) 
 	for i := range skills {
 		name := fmt.Sprintf("skill-%02d", i)
 		e := registry.Entry{
-			Name: name, Canonical: name, Source: registry.SourceGit, Trusted: true,
+			Name:        name,
+			Canonical:   name,
+			Trusted:     true,
 			Plugin:      &registry.Plugin{Path: "/nonexistent/" + name},
 			Description: fmt.Sprintf("Work with the %s service: look things up, change them and report on them. Use it when the user mentions %s.", name, name),
+			Origin:      registry.Origin{Source: registry.SourceGit},
 		}
 		for j := range tools {
 			e.Tools = append(e.Tools, registry.Tool{

@@ -48,3 +48,6 @@ func onParentExit(ppid int, sigs chan<- os.Signal) {
 // Protections names what holds a started command's processes together
 // here, for agent check.
 func Protections() []string { return []string{"process group only", "parent watch (polling)"} }
+
+// UseSession: cgroup sessions are a Linux feature; nothing to do here.
+func UseSession() {}

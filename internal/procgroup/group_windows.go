@@ -111,3 +111,6 @@ func onParentExit(int, chan<- os.Signal) {}
 // Protections names what holds a started command's processes together
 // here, for agent check.
 func Protections() []string { return []string{"job object (kill-on-close)"} }
+
+// UseSession: cgroup sessions are a Linux feature; nothing to do here.
+func UseSession() {}

@@ -23,6 +23,8 @@
 package procgroup
 
 import (
+	"github.com/agentskills/agent/internal/sandbox"
+
 	"context"
 	"errors"
 	"os"
@@ -42,17 +44,26 @@ type Set struct {
 	owner string // "the exec plugin", for the error after Close
 	mu    sync.Mutex
 	// m maps a command's pid to its group until the command is reaped.
-	m      map[int]*Group
-	closed bool
+	m map[int]*Group
+	// release ends the parked thread of a sandboxed command (see
+	// sandbox.Start) once it is reaped.
+	release map[int]func()
+	closed  bool
 }
 
 // NewSet returns an empty set; owner names the plugin in the error that
 // Start returns once the set is closed.
-func NewSet(owner string) *Set { return &Set{owner: owner, m: map[int]*Group{}} }
+func NewSet(owner string) *Set {
+	return &Set{owner: owner, m: map[int]*Group{}, release: map[int]func(){}}
+}
 
 // Start starts cmd in a group of its own (see Group), which ends if this
 // plugin dies, and tracks it. It refuses once KillAll has run.
-func (s *Set) Start(cmd *exec.Cmd) error {
+func (s *Set) Start(cmd *exec.Cmd) error { return s.StartSandboxed(cmd, nil) }
+
+// StartSandboxed is Start, with cmd confined to p (internal/sandbox) when
+// p is not nil.
+func (s *Set) StartSandboxed(cmd *exec.Cmd, p *sandbox.Policy) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -62,16 +73,28 @@ func (s *Set) Start(cmd *exec.Cmd) error {
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	var release func()
+	if p == nil {
+		err = cmd.Start()
+	} else {
+		release, err = sandbox.Start(cmd, *p, (*exec.Cmd).Start)
+	}
+	if err != nil {
 		g.Release()
 		return err
 	}
 	if err := g.Started(); err != nil {
 		_ = cmd.Wait()
 		g.Release()
+		if release != nil {
+			release()
+		}
 		return err
 	}
 	s.m[cmd.Process.Pid] = g
+	if release != nil {
+		s.release[cmd.Process.Pid] = release
+	}
 	return nil
 }
 
@@ -115,7 +138,12 @@ func (s *Set) Wait(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) Ou
 func (s *Set) reaped(pid int) {
 	s.mu.Lock()
 	delete(s.m, pid)
+	release := s.release[pid]
+	delete(s.release, pid)
 	s.mu.Unlock()
+	if release != nil {
+		release()
+	}
 }
 
 // Has reports a command that os/exec has not reaped yet: the keep

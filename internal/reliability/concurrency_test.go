@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // TestReliabilityRegistryConcurrency runs 20 agent processes at once, each

@@ -1,7 +1,7 @@
 // Package reliability holds the fault, concurrency and hostile-input
 // suite behind `make reliability` (build tag reliability, tests named
 // TestReliability*). It has no code of its own: the tests drive the real
-// agent binary, the host package, real git repositories (internal/gittest),
+// agent binary, the host package, real git repositories (internal/testutil/gittest),
 // real `go build` of plugins and real python3 scripts, and inspect /proc.
 //
 // Start with main_test.go (TestMain builds the agent and the hostile

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // rssLimit bounds the peak RSS of an agent process fed hostile input. An

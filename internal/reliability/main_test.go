@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // moduleRoot is the repository root, seen from this package.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/fakemodel"
 	"github.com/agentskills/agent/internal/run"
+	"github.com/agentskills/agent/internal/testutil/fakemodel"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
@@ -176,7 +176,7 @@ func newWorkspace(t testing.TB) *workspace.Workspace {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := registry.Entry{Name: name, Canonical: name, Source: registry.SourceGit, Trusted: true, Path: dir, Description: m.Description}
+		e := registry.Entry{Name: name, Canonical: name, Trusted: true, Path: dir, Description: m.Description, Origin: registry.Origin{Source: registry.SourceGit}}
 		if name == "tester" {
 			e.Plugin = &registry.Plugin{Path: bin, SHA256: sum}
 			e.Tools = testerTools

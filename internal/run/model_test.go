@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/fakemodel"
 	"github.com/agentskills/agent/internal/run"
+	"github.com/agentskills/agent/internal/testutil/fakemodel"
 )
 
 // startModel serves script on loopback and returns a client of the real

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/fakemodel"
 	"github.com/agentskills/agent/internal/run"
+	"github.com/agentskills/agent/internal/testutil/fakemodel"
 	"github.com/agentskills/agent/sdk"
 )
 

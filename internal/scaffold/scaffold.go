@@ -92,9 +92,12 @@ func manifest(opts Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "---\nname: %s\n", opts.Name)
 	fmt.Fprintf(&b, "description: >-\n  Says hello. Replace this with what the skill does and when to use it:\n  the model reads it to decide whether to load the skill.\n")
-	b.WriteString("version: 0.1.0\n")
+	// Only the six fields of the Agent Skills specification: this host's
+	// own go under metadata as flat string keys (SPEC §3), so that agents
+	// and validators that follow the specification accept the skill.
+	b.WriteString("metadata:\n  agent.version: \"0.1.0\"\n")
 	if opts.Plugin {
-		b.WriteString("plugin:\n  build: ./plugin\n")
+		b.WriteString("  agent.plugin.build: ./plugin\n")
 	}
 	b.WriteString("---\n\n")
 	fmt.Fprintf(&b, "# %s\n\nInstructions for the model: what this skill is for and how to use its tools.\n", opts.Name)

@@ -43,7 +43,7 @@ func benchSkill(b *testing.B, home string, n, size int) *ActiveSkill {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := registry.Entry{Name: "bench", Canonical: "bench", Source: registry.SourceGit, Trusted: true, Path: dir, DirHash: h1}
+	e := registry.Entry{Name: "bench", Canonical: "bench", Trusted: true, Path: dir, Origin: registry.Origin{Source: registry.SourceGit}, Integrity: registry.Integrity{DirHash: h1}}
 	later := registry.NewStore(home)
 	later.Now = func() time.Time { return time.Now().Add(time.Hour) }
 	if err := later.CheckIntegrity(e); err != nil {

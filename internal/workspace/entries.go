@@ -14,7 +14,8 @@ import (
 )
 
 // AllEntries merges installed and bundled skills, sorted by canonical name;
-// an installed skill overrides a bundled one with the same canonical name.
+// a trusted installed skill overrides a bundled one with the same
+// canonical name, an untrusted one never does (registry.OverridesBundled).
 func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, error) {
 	installed, err := store.List()
 	if err != nil {
@@ -27,8 +28,11 @@ func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, e
 	out := installed
 	for _, b := range bundled.Entries() {
 		i, found := slices.BinarySearchFunc(out, b.Canonical, func(e registry.Entry, c string) int { return strings.Compare(e.Canonical, c) })
-		if !found { // else the installed skill wins
+		switch {
+		case !found:
 			out = slices.Insert(out, i, withBuiltinTools(b))
+		case !registry.OverridesBundled(out[i]):
+			out[i] = withBuiltinTools(b)
 		}
 	}
 	return out, nil

@@ -34,8 +34,16 @@ func installedSkill(t *testing.T, home, name string, trusted bool) *ActiveSkill 
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := registry.Entry{Name: name, Canonical: name, Source: registry.SourceGit, Trusted: trusted, Path: dir, DirHash: h1,
-		Plugin: &registry.Plugin{Path: "/nonexistent"}, Tools: []registry.Tool{{Name: name + "_tool"}}}
+	e := registry.Entry{
+		Name:      name,
+		Canonical: name,
+		Trusted:   trusted,
+		Path:      dir,
+		Plugin:    &registry.Plugin{Path: "/nonexistent"},
+		Tools:     []registry.Tool{{Name: name + "_tool"}},
+		Origin:    registry.Origin{Source: registry.SourceGit},
+		Integrity: registry.Integrity{DirHash: h1},
+	}
 	return &ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: name, Description: "d"}}
 }
 

@@ -80,5 +80,5 @@ func TestUseSkill(t *testing.T) {
 }
 
 func fixtureEntry(name string) registry.Entry {
-	return registry.Entry{Name: name, Canonical: name, Source: "git", CommitSHA: strings.Repeat("a", 40), Trusted: true}
+	return registry.Entry{Name: name, Canonical: name, Trusted: true, Origin: registry.Origin{Source: "git", CommitSHA: strings.Repeat("a", 40)}}
 }

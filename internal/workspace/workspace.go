@@ -33,7 +33,8 @@ const (
 type Workspace struct {
 	Config Config
 	// All holds installed and bundled skills, sorted by canonical name; an
-	// installed skill overrides a bundled one with the same canonical name.
+	// installed skill overrides a bundled one with the same canonical name
+	// when it is trusted.
 	All []registry.Entry
 	// Active are the skills AGENT_SKILLS selects and that loaded.
 	Active []*ActiveSkill
@@ -318,6 +319,9 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 		CacheDir:  filepath.Join(stateDir, "exec"),
 		PassEnv:   ws.Config.PassEnv,
 	}
+	if root, err := ws.Config.WorkspaceRoot(); err == nil {
+		cfg.Workspace = root
+	}
 	var allowed []string
 	for _, as := range ws.Active {
 		if len(as.Scripts) == 0 || !runsCode(as.Entry) {
@@ -329,6 +333,9 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 			Scripts: as.Manifest.Scripts,
 			Ignore:  as.Manifest.ScriptsIgnore,
 			Env:     as.Manifest.Permissions.Env,
+			FSRead:  as.Manifest.Permissions.FS.Read,
+			FSWrite: as.Manifest.Permissions.FS.Write,
+			Network: as.Manifest.Permissions.Network,
 		})
 		allowed = append(allowed, as.Manifest.Permissions.Env...)
 	}

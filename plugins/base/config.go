@@ -46,6 +46,12 @@ type Config struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// MaxOutput is the bytes of command output kept, middle-out (1 MiB).
 	MaxOutput int `json:"max_output,omitempty"`
+	// Network is what exec and shell_command may reach: none (a network
+	// namespace of their own) unless it holds "*".
+	Network []string `json:"network,omitempty"`
+	// NoSandbox runs commands unconfined: only the benchmarks that
+	// compare the sandbox's cost set it.
+	NoSandbox bool `json:"no_sandbox,omitempty"`
 }
 
 func (c Config) withDefaults() Config {

@@ -82,11 +82,16 @@ func (s *service) run(ctx context.Context, command string, args []string, cwd st
 			return ExecResult{}, "", err
 		}
 	}
+	env, pol, cleanup, err := s.confine(env)
+	if err != nil {
+		return ExecResult{}, "", err
+	}
+	defer cleanup()
 	out := newMiddleOut(s.cfg.MaxOutput)
 	cmd := &osexec.Cmd{Path: path, Args: append([]string{command}, args...), Env: env, Dir: dir, Stdout: out, Stderr: out}
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
-	if err := running.Start(cmd); err != nil {
+	if err := running.StartSandboxed(cmd, pol); err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return ExecResult{}, "", errorf(CodePermissionDenied, "cannot start %s: %v; check that it is an executable file", command, err)
 		}

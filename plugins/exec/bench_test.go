@@ -96,3 +96,67 @@ func benchOverhead(b *testing.B, py string) {
 	b.ReportMetric(median(s), "script_run-ms")
 	b.ReportMetric(median(diff), "overhead-ms")
 }
+
+// BenchmarkScriptSandbox runs the same script through script_run with the
+// sandbox (Landlock, a network namespace, a per-call TMPDIR, a cgroup)
+// and without (Config.NoSandbox), alternating in each iteration, and
+// reports the medians and their ratio (SPEC §11: ≤ 1.1×). "python3" is
+// the real interpreter; "stub" a tiny Go program standing in for it, so
+// that the sandbox's own cost is not hidden in python's start-up.
+func BenchmarkScriptSandbox(b *testing.B) {
+	b.Run("python3", func(b *testing.B) { benchSandbox(b, requirePython(b)) })
+	b.Run("stub", func(b *testing.B) {
+		dir := b.TempDir()
+		src := filepath.Join(dir, "main.go")
+		if err := os.WriteFile(src, []byte(stubSrc), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		stub := filepath.Join(dir, "python3")
+		cmd := osexec.Command("go", "build", "-o", stub, src)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("build the stub: %v\n%s", err, out)
+		}
+		benchSandbox(b, stub)
+	})
+}
+
+func benchSandbox(b *testing.B, py string) {
+	look := serviceOption(func(tb *testbed) {
+		tb.svc.run.lookPath = func(name string) (string, error) {
+			if name == "python3" {
+				return py, nil
+			}
+			return "", osexec.ErrNotFound
+		}
+	})
+	files := map[string]string{"ok.py": "print('{\"ok\": true}')\n"}
+	on := newTestbed(b, files, look, configOption(func(c *Config) { c.NoSandbox = false }))
+	off := newTestbed(b, files, look, configOption(func(c *Config) { c.NoSandbox = true }))
+	args, _ := json.Marshal(map[string]any{"skill_name": "my-skill", "script_name": "ok"})
+	ctx := context.Background()
+	call := func(tb *testbed) time.Duration {
+		t0 := time.Now()
+		if _, err := tb.skill.Invoke(ctx, "script_run", args); err != nil {
+			b.Fatalf("script_run: %v", err)
+		}
+		return time.Since(t0)
+	}
+	call(on)
+	call(off)
+	var son, soff []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		son = append(son, call(on))
+		soff = append(soff, call(off))
+	}
+	b.StopTimer()
+	median := func(v []time.Duration) float64 {
+		slices.Sort(v)
+		return float64(v[len(v)/2]) / float64(time.Millisecond)
+	}
+	mon, moff := median(son), median(soff)
+	b.ReportMetric(mon, "sandbox-ms")
+	b.ReportMetric(moff, "nosandbox-ms")
+	b.ReportMetric(mon/moff, "ratio")
+}

@@ -120,7 +120,9 @@ func newTestbed(t testing.TB, files map[string]string, opts ...option) *testbed 
 		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + tb.home, "LANG=C.UTF-8", "TMPDIR=" + tb.home,
 		"SECRET_TOKEN=do-not-leak", "MY_API_KEY=k", "MY_OTHER=o", "EXACT=e", "EXACTLY=no",
 	}
-	cfg := Config{Skills: []Skill{{Name: "My_Skill", Dir: tb.dir}}}
+	// Scripts here write where their tests look (outside their folder):
+	// the sandbox has tests of its own (sandbox_test.go), which turn it on.
+	cfg := Config{Skills: []Skill{{Name: "My_Skill", Dir: tb.dir}}, NoSandbox: true}
 	for _, o := range opts {
 		o(tb, &cfg)
 	}

@@ -79,7 +79,8 @@ func pluginEnv(t *testing.T, cfg Config) ([]string, string) {
 	if err := os.Symlink(requirePython(t), filepath.Join(bin, "python3")); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Skills = []Skill{{Name: "demo", Dir: skill}}
+	// The scripts record pids under root: declared, as a skill would.
+	cfg.Skills = []Skill{{Name: "demo", Dir: skill, FSWrite: []string{root}}}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)

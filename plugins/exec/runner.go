@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentskills/agent/internal/envfilter"
 	"github.com/agentskills/agent/internal/procgroup"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -87,6 +88,7 @@ type runner struct {
 // interpreter is how a script will be started.
 type interpreter struct {
 	argv0 string
+	read  []string // the real interpreter's folders, for the sandbox
 	uv    bool
 	note  string // said in the result message (python3 fallback)
 }
@@ -207,7 +209,7 @@ func (o *outcome) truncated() bool { return o.stdoutTotal > int64(len(o.stdout))
 // run starts argv in dir with env, in its own process group, and waits for
 // it, the timeout or ctx. When the script ends for whatever reason, its
 // whole process group is killed, so no descendant outlives it.
-func (r *runner) run(ctx context.Context, argv []string, dir string, env []string) (*outcome, error) {
+func (r *runner) run(ctx context.Context, argv []string, dir string, env []string, pol *sandbox.Policy) (*outcome, error) {
 	stdout := &capWriter{max: r.maxOutput}
 	stderr := &tailWriter{n: stderrTail}
 	cmd := osexec.Command(argv[0], argv[1:]...)
@@ -215,7 +217,7 @@ func (r *runner) run(ctx context.Context, argv []string, dir string, env []strin
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = r.waitDelay
 	start := time.Now()
-	if err := running.Start(cmd); err != nil {
+	if err := running.StartSandboxed(cmd, pol); err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return nil, errorf(CodePermissionDenied, "cannot start %s: %v; check that it is executable", argv[0], err)
 		}

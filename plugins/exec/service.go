@@ -21,10 +21,13 @@ import (
 // Skill is one active skill whose scripts the plugin may run.
 type Skill struct {
 	Name    string   `json:"name"`
-	Dir     string   `json:"dir"`               // the skill folder (holds SKILL.md)
-	Scripts []string `json:"scripts,omitempty"` // SKILL.md `scripts`; empty means scripts/*.py
-	Ignore  []string `json:"ignore,omitempty"`  // SKILL.md `scripts_ignore` globs
-	Env     []string `json:"env,omitempty"`     // SKILL.md `permissions.env`; `*` wildcards
+	Dir     string   `json:"dir"`                // the skill folder (holds SKILL.md)
+	Scripts []string `json:"scripts,omitempty"`  // SKILL.md `scripts`; empty means scripts/*.py
+	Ignore  []string `json:"ignore,omitempty"`   // SKILL.md `scripts_ignore` globs
+	Env     []string `json:"env,omitempty"`      // SKILL.md `permissions.env`; `*` wildcards
+	FSRead  []string `json:"fs_read,omitempty"`  // SKILL.md `permissions.fs.read`
+	FSWrite []string `json:"fs_write,omitempty"` // SKILL.md `permissions.fs.write`
+	Network []string `json:"network,omitempty"`  // SKILL.md `permissions.network`
 }
 
 // Config is everything the plugin process needs. The host passes it as JSON
@@ -35,6 +38,10 @@ type Config struct {
 	MaxOutput int64         `json:"max_output,omitempty"` // bytes of stdout kept; default 1 MiB
 	UV        string        `json:"uv,omitempty"`         // AGENT_UV; a path or a name looked up on PATH
 	CacheDir  string        `json:"cache_dir,omitempty"`  // help cache on disk; "" keeps it in memory only
+	Workspace string        `json:"workspace,omitempty"`  // what $WORKSPACE means in permissions.fs
+	// NoSandbox runs scripts unconfined: only the benchmarks that
+	// compare the sandbox's cost set it.
+	NoSandbox bool `json:"no_sandbox,omitempty"`
 	// PassEnv is the configuration's pass_env: secrets a script may get
 	// when its skill's permissions.env matches them (SPEC §12).
 	PassEnv []string `json:"pass_env,omitempty"`
@@ -244,7 +251,7 @@ func (s *service) runScript(ctx context.Context, in RunInput) (json.RawMessage, 
 	if err != nil {
 		return nil, "", err
 	}
-	out, err := s.run.run(ctx, interp.argv(t.script.Path, in.Args, wantJSON), filepath.Dir(t.script.Path), env)
+	out, err := s.runConfined(ctx, t, interp, in.Args, wantJSON, env)
 	if err != nil {
 		return nil, "", err
 	}
@@ -330,7 +337,7 @@ func (s *service) scriptHelp(ctx context.Context, in HelpInput) (HelpResult, str
 	if err != nil {
 		return HelpResult{}, "", err
 	}
-	out, err := s.run.run(ctx, interp.argv(t.script.Path, []string{"--help"}, false), filepath.Dir(t.script.Path), env)
+	out, err := s.runConfined(ctx, t, interp, []string{"--help"}, false, env)
 	if err != nil {
 		return HelpResult{}, "", err
 	}

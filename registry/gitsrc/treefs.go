@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -20,6 +21,15 @@ import (
 // leaves them empty.
 type TreeFS struct {
 	root *object.Tree
+	// trees holds the folders decoded so far. go-git's FindEntry caches
+	// only paths two or more levels deep, so every lookup under skills/
+	// decoded that folder again: O(n²) for n skills side by side.
+	trees *treeCache
+}
+
+type treeCache struct {
+	mu sync.Mutex
+	m  map[string]*object.Tree
 }
 
 var (
@@ -29,7 +39,37 @@ var (
 )
 
 // NewTreeFS wraps a tree.
-func NewTreeFS(t *object.Tree) TreeFS { return TreeFS{root: t} }
+func NewTreeFS(t *object.Tree) TreeFS {
+	return TreeFS{root: t, trees: &treeCache{m: map[string]*object.Tree{}}}
+}
+
+// tree returns the folder dir (a valid fs path; "." is the root), decoding
+// each folder on its way at most once.
+func (t TreeFS) tree(dir string) (*object.Tree, error) {
+	if dir == "." {
+		return t.root, nil
+	}
+	if t.trees == nil {
+		return t.root.Tree(dir)
+	}
+	t.trees.mu.Lock()
+	tr, ok := t.trees.m[dir]
+	t.trees.mu.Unlock()
+	if ok {
+		return tr, nil
+	}
+	parent, err := t.tree(path.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	if tr, err = parent.Tree(path.Base(dir)); err != nil {
+		return nil, err
+	}
+	t.trees.mu.Lock()
+	t.trees.m[dir] = tr
+	t.trees.mu.Unlock()
+	return tr, nil
+}
 
 // entry finds name's tree entry; the root has none (nil, nil).
 func (t TreeFS) entry(op, name string) (*object.TreeEntry, error) {
@@ -39,7 +79,11 @@ func (t TreeFS) entry(op, name string) (*object.TreeEntry, error) {
 	if name == "." {
 		return nil, nil
 	}
-	e, err := t.root.FindEntry(name)
+	parent, err := t.tree(path.Dir(name))
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	}
+	e, err := parent.FindEntry(path.Base(name))
 	if err != nil || e.Mode == filemode.Submodule {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 	}
@@ -138,7 +182,7 @@ func (t TreeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 		if e.Mode != filemode.Dir {
 			return nil, &fs.PathError{Op: "readdir", Path: name, Err: fmt.Errorf("not a directory")}
 		}
-		if tree, err = t.root.Tree(name); err != nil {
+		if tree, err = t.tree(name); err != nil {
 			return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
 		}
 	}

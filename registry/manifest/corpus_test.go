@@ -102,11 +102,22 @@ func TestCheckStrict(t *testing.T) {
 	}{
 		{name: "clean", src: "---\nname: a-b\ndescription: d\n---\n", folder: "a-b"},
 		{name: "folder differs", src: "---\nname: a-b\ndescription: d\n---\n", folder: "other", want: []string{"must equal its folder name"}},
-		{name: "underscore", src: "---\nname: a_b\ndescription: d\n---\n", folder: "a_b", want: []string{"lowercase letters, digits and single hyphens"}},
-		{name: "double hyphen", src: "---\nname: a--b\ndescription: d\n---\n", folder: "a--b", want: []string{"single hyphens"}},
+		{name: "underscore", src: "---\nname: a_b\ndescription: d\n---\n", folder: "a_b", want: []string{"only letters, digits and hyphens"}},
+		{name: "double hyphen", src: "---\nname: a--b\ndescription: d\n---\n", folder: "a--b", want: []string{"two in a row"}},
 		{name: "compatibility", src: "---\nname: a\ndescription: d\ncompatibility: " + long + "\n---\n", folder: "a", want: []string{"compatibility is 501"}},
+		{name: "empty compatibility", src: "---\nname: a\ndescription: d\ncompatibility: \"\"\n---\n", folder: "a", want: []string{"compatibility is 0"}},
 		{name: "metadata", src: "---\nname: a\ndescription: d\nmetadata: {n: 1}\n---\n", folder: "a", want: []string{"metadata.n must be a string"}},
-		{name: "recovery", src: "---\nname: a\ndescription: d\nversion: 1.0\n---\n", folder: "a", want: []string{"YAML reads 1.0 as a number"}},
+		{name: "recovery", src: "---\nname: a\ndescription: d\nlicense: 1.0\n---\n", folder: "a", want: []string{"YAML reads 1.0 as a number"}},
+		{name: "host field at the top", src: "---\nname: a\ndescription: d\nversion: \"1.0.0\"\nplugin: {build: ./plugin}\n---\n", folder: "a",
+			want: []string{`field "version" is not one of the six it allows (name, description, license, compatibility, metadata, allowed-tools); write it under metadata as agent.version`,
+				`field "plugin" is not one of the six it allows (name, description, license, compatibility, metadata, allowed-tools); write it under metadata as agent.plugin.build or agent.plugin.command`}},
+		{name: "claude code field", src: "---\nname: a\ndescription: d\nargument-hint: x\n---\n", folder: "a", want: []string{`field "argument-hint" is not one of the six`}},
+		{name: "host fields under metadata", src: "---\nname: a\ndescription: d\nmetadata:\n  agent.version: \"1.0.0\"\n  agent.plugin.build: ./plugin\n  agent.permissions.env: A B\n---\n", folder: "a"},
+		{name: "unicode name", src: "---\nname: café-日本\ndescription: d\n---\n", folder: "café-日本"},
+		{name: "NFKC name", src: "---\nname: ﬁle\ndescription: d\n---\n", folder: "file"},
+		{name: "uppercase", src: "---\nname: Café\ndescription: d\n---\n", folder: "Café", want: []string{`must be lowercase: write "café"`}},
+		{name: "greek", src: "---\nname: x-αβ\ndescription: d\n---\n", folder: "x-αβ", want: []string{"only letters, digits and hyphens"}},
+		{name: "long name", src: "---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", folder: strings.Repeat("a", 65), want: []string{"65 characters"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,6 +153,7 @@ func FuzzRecoverFrontMatter(f *testing.F) {
 		"metadata: [[[[[[]]]]]]\n",
 		"description: |\n  a: b\n",
 		"a: &x 1\nb: *x\n",
+		"version: 1.0.0\nmetadata:\n  agent.version: 1.0\n  agent.plugin.build: ../x\n  agent.plugin.command: y\n  agent.verison: z\n",
 	} {
 		f.Add(s)
 	}

@@ -7,12 +7,15 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/agentskills/agent/internal/lazyregexp"
+	"golang.org/x/text/unicode/norm"
 	"gopkg.in/yaml.v3"
 )
 
@@ -32,9 +35,22 @@ type PluginSpec struct {
 	Command string `yaml:"command" json:"command,omitempty"`
 }
 
-// Permissions lists what a skill's scripts and plugin may see.
+// Permissions lists what a skill's scripts and plugin may see and reach.
 type Permissions struct {
 	Env []string `yaml:"env" json:"env,omitempty"`
+	// FS are the paths beyond the skill's own folder (read) and its
+	// per-call temp folder (write) that the sandbox lets its code use;
+	// `~`, `$WORKSPACE` and `$TMP` are expanded when it runs.
+	FS FSPermissions `yaml:"fs" json:"fs,omitzero"`
+	// Network lists the host:port its code may reach, or "*" for the
+	// host's whole network; none means no network at all.
+	Network []string `yaml:"network" json:"network,omitempty"`
+}
+
+// FSPermissions is permissions.fs.
+type FSPermissions struct {
+	Read  []string `yaml:"read" json:"read,omitempty"`
+	Write []string `yaml:"write" json:"write,omitempty"`
 }
 
 // Manifest is a parsed SKILL.md (SPEC §3).
@@ -71,6 +87,12 @@ type Manifest struct {
 
 	// Extra holds unknown keys; each one also produced a warning.
 	Extra map[string]any `json:"extra,omitempty"`
+
+	// Keys are the front matter's top-level keys in file order, and
+	// KeyLines their lines: CheckStrict reports those outside the six of
+	// the Agent Skills specification.
+	Keys     []string       `json:"-"`
+	KeyLines map[string]int `json:"-"`
 
 	// Body is the markdown after the closing ---.
 	Body string `json:"-"`
@@ -176,6 +198,7 @@ type parser struct {
 	src         []string        // the front matter lines YAML parsed, after recovery
 	keyLines    map[string]int  // line of each scalar value, for later validation messages
 	badType     map[string]bool // keys that already have a type error
+	topEnvLine  int             // line of a top-level permissions.env, 0 when none
 }
 
 func (p *parser) errorf(line int, format string, args ...any) {
@@ -221,6 +244,9 @@ func (p *parser) parse(data []byte) *Manifest {
 		p.errorf(1, "the front matter opened on line 1 is never closed; add a line '---' after the YAML")
 		return nil
 	}
+	if !isFence(lines[end]) {
+		p.recoverf(end+1, "the front matter ends with '...', which agents that split on '---' do not read; end it with '---'")
+	}
 	body := strings.Join(lines[end+1:], "")
 	p.offset = 1
 	root := p.loadYAML(lines[1:end])
@@ -242,6 +268,7 @@ func (p *parser) parse(data []byte) *Manifest {
 	}
 	seen := map[string]bool{}
 	nameLine, descLine := 0, 0
+	var hostMeta []hostValue
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		key := k.Value
@@ -254,6 +281,11 @@ func (p *parser) parse(data []byte) *Manifest {
 			continue // checkTree reported it
 		}
 		seen[key] = true
+		m.Keys = append(m.Keys, key)
+		if m.KeyLines == nil {
+			m.KeyLines = map[string]int{}
+		}
+		m.KeyLines[key] = line
 		switch key {
 		case "name":
 			m.Name, nameLine = p.str(key, v), line
@@ -297,22 +329,15 @@ func (p *parser) parse(data []byte) *Manifest {
 				continue
 			}
 			m.Metadata = jsonSafe(md).(map[string]any)
+			hostMeta = p.hostMetadata(v)
 		case "plugin":
 			m.Plugin = p.plugin(v)
 		case "scripts":
 			m.Scripts = p.strList(key, v, false)
-			for _, s := range m.Scripts {
-				if s == "" || strings.ContainsAny(s, `/\`) || strings.Contains(s, "..") {
-					p.errorf(p.line(v), "scripts: %q is not a script name; list names like 'status' or 'status.py' from scripts/", s)
-				}
-			}
+			p.checkScripts(key, p.line(v), m.Scripts)
 		case "scripts_ignore":
 			m.ScriptsIgnore = p.strList(key, v, false)
-			for _, g := range m.ScriptsIgnore {
-				if _, err := path.Match(g, "x"); err != nil {
-					p.errorf(p.line(v), "scripts_ignore: %q is not a valid glob: %v", g, err)
-				}
-			}
+			p.checkIgnore(key, p.line(v), m.ScriptsIgnore)
 		case "permissions":
 			m.Permissions = p.permissions(v)
 		case "allowed-tools":
@@ -338,6 +363,7 @@ func (p *parser) parse(data []byte) *Manifest {
 			p.warnf(line, "unknown key %q is kept but not used; check the spelling (known keys: %s)", key, strings.Join(knownKeys, ", "))
 		}
 	}
+	p.applyHostMetadata(m, hostMeta)
 	p.validate(m, nameLine, descLine, end+2)
 	return m
 }
@@ -760,18 +786,53 @@ func (p *parser) plugin(v *yaml.Node) *PluginSpec {
 			p.warnf(p.line(k), "unknown key %q under plugin is ignored; use build or command", k.Value)
 		}
 	}
+	p.checkPlugin(p.line(v), ps, "plugin sets both build and command; keep one")
+	return ps
+}
+
+// checkPlugin checks a plugin given either way (plugin: or metadata).
+func (p *parser) checkPlugin(line int, ps *PluginSpec, both string) {
 	switch {
 	case ps.Build != "" && ps.Command != "":
-		p.errorf(p.line(v), "plugin sets both build and command; keep one")
+		p.errorf(line, "%s", both)
 	case ps.Build == "" && ps.Command == "":
-		p.errorf(p.line(v), "plugin needs build (a Go main package, for example ./plugin) or command (a prebuilt executable in the skill)")
+		p.errorf(line, "plugin needs build (a Go main package, for example ./plugin) or command (a prebuilt executable in the skill)")
 	}
 	for _, f := range []string{ps.Build, ps.Command} {
 		if f != "" && !InsideRel(f) {
-			p.errorf(p.line(v), "plugin path %q must be relative and stay inside the skill folder", f)
+			p.errorf(line, "plugin path %q must be relative and stay inside the skill folder", f)
 		}
 	}
-	return ps
+}
+
+// checkScripts checks a scripts list given either way; key names it.
+func (p *parser) checkScripts(key string, line int, scripts []string) {
+	for _, s := range scripts {
+		if s == "" || strings.ContainsAny(s, `/\`) || strings.Contains(s, "..") {
+			p.errorf(line, "%s: %q is not a script name; list names like 'status' or 'status.py' from scripts/", key, s)
+		}
+	}
+}
+
+// checkIgnore checks a scripts_ignore list given either way.
+func (p *parser) checkIgnore(key string, line int, globs []string) {
+	for _, g := range globs {
+		if _, err := path.Match(g, "x"); err != nil {
+			p.errorf(line, "%s: %q is not a valid glob: %v", key, g, err)
+		}
+	}
+}
+
+// checkEnv checks a permissions.env list given either way.
+func (p *parser) checkEnv(key string, line int, env []string) {
+	for _, e := range env {
+		if e == "" || strings.ContainsAny(e, "= \t\n") {
+			p.errorf(line, "%s: %q is not an environment variable name", key, e)
+		}
+		if e == "*" {
+			p.warnf(line, "%s: \"*\" passes every environment variable, secrets included, to this skill's scripts and plugin; list the names it needs, such as [GITHUB_TOKEN] or [MYAPP_*]", key)
+		}
+	}
 }
 
 // InsideRel reports whether a slash or OS separated relative path stays
@@ -798,19 +859,101 @@ func (p *parser) permissions(v *yaml.Node) Permissions {
 		switch k.Value {
 		case "env":
 			perms.Env = p.strList("permissions.env", val, false)
-			for _, e := range perms.Env {
-				if e == "" || strings.ContainsAny(e, "= \t\n") {
-					p.errorf(p.line(val), "permissions.env: %q is not an environment variable name", e)
-				}
-				if e == "*" {
-					p.warnf(p.line(val), "permissions.env: \"*\" passes every environment variable, secrets included, to this skill's scripts and plugin; list the names it needs, such as [GITHUB_TOKEN] or [MYAPP_*]")
+			p.checkEnv("permissions.env", p.line(val), perms.Env)
+			p.topEnvLine = p.line(k)
+		case "fs":
+			perms.FS = p.fsPermissions(val)
+		case "network":
+			perms.Network = p.strList("permissions.network", val, false)
+			for _, n := range perms.Network {
+				if err := checkHostPort(n); err != nil {
+					p.errorf(p.line(val), "permissions.network: %v", err)
 				}
 			}
 		default:
-			p.warnf(p.line(k), "unknown key %q under permissions is ignored; only env is supported", k.Value)
+			p.warnf(p.line(k), "unknown key %q under permissions is ignored; only env, fs and network are supported", k.Value)
 		}
 	}
 	return perms
+}
+
+// fsPermissions parses permissions.fs: {read: [paths], write: [paths]}.
+func (p *parser) fsPermissions(v *yaml.Node) FSPermissions {
+	var fs FSPermissions
+	if isNull(v) {
+		return fs
+	}
+	if v.Kind != yaml.MappingNode {
+		p.errorf(p.line(v), "permissions.fs must be a mapping, for example 'fs: {read: [~/data], write: [$WORKSPACE/out]}'")
+		return fs
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		var list *[]string
+		switch k.Value {
+		case "read":
+			list = &fs.Read
+		case "write":
+			list = &fs.Write
+		default:
+			p.warnf(p.line(k), "unknown key %q under permissions.fs is ignored; only read and write are supported", k.Value)
+			continue
+		}
+		*list = p.strList("permissions.fs."+k.Value, val, false)
+		for _, path := range *list {
+			if !fsPathOK(path) {
+				p.errorf(p.line(val), "permissions.fs.%s: %q is not an absolute path or one that starts with ~, $WORKSPACE or $TMP", k.Value, path)
+			}
+		}
+	}
+	return fs
+}
+
+// fsPathOK accepts the path forms permissions.fs allows.
+func fsPathOK(path string) bool {
+	if strings.ContainsRune(path, 0) {
+		return false
+	}
+	for _, prefix := range []string{"~", "$WORKSPACE", "$TMP"} {
+		if path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return true
+		}
+	}
+	return strings.HasPrefix(path, "/")
+}
+
+// checkHostPort accepts "*" or host:port.
+func checkHostPort(s string) error {
+	if s == "*" {
+		return nil
+	}
+	host, port, ok := splitHostPort(s)
+	if !ok || host == "" || strings.ContainsAny(host, " /\\") {
+		return fmt.Errorf("%q is not host:port or \"*\", for example api.example.com:443", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q has no port between 1 and 65535", s)
+	}
+	return nil
+}
+
+// splitHostPort splits host:port or [v6]:port as net.SplitHostPort does
+// (this package does no I/O, so it does not import net).
+func splitHostPort(s string) (host, port string, ok bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	host, port = s[:i], s[i+1:]
+	if strings.HasPrefix(host, "[") {
+		if !strings.HasSuffix(host, "]") {
+			return "", "", false
+		}
+		host = host[1 : len(host)-1]
+	} else if strings.ContainsAny(host, ":[]") {
+		return "", "", false
+	}
+	return host, port, true
 }
 
 func kindName(v *yaml.Node) string {
@@ -879,8 +1022,6 @@ func jsonSafe(v any) any {
 	return v
 }
 
-var strictNameRE = lazyregexp.New(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-
 // Limits of the Agent Skills specification, checked by CheckStrict.
 const (
 	maxStrictCompatibility = 500
@@ -888,36 +1029,55 @@ const (
 
 // CheckStrict checks a parsed manifest against the Agent Skills
 // specification, for authors who publish (`agent skill validate --strict`):
-// the name is lowercase letters, digits and single hyphens and equals
-// folder; the description has 1-1024 characters; compatibility at most 500;
-// metadata maps strings to strings; and no recovery was needed (each
-// recovered warning in warns comes back as a problem). file names the
-// SKILL.md in messages.
+// only its six top-level fields; the name, after NFKC, is 1-64 lowercase
+// letters and digits with single inner hyphens and equals folder; the
+// description has 1-1024 characters; compatibility 1-500; metadata maps
+// strings to strings; and no recovery was needed (each recovered warning
+// in warns comes back as a problem). file names the SKILL.md in messages.
+//
+// It is at least as strict as the reference validator (npm skills-ref),
+// which the agreement test runs on the same fixtures; where it is
+// stricter (skills-ref stringifies a nested metadata value, takes a number
+// for a description) the test lists the case.
 func CheckStrict(file, folder string, m *Manifest, warns []Problem) []Problem {
 	var out []Problem
 	add := func(line int, format string, args ...any) {
 		out = append(out, Problem{File: file, Line: line, Message: "Agent Skills specification: " + fmt.Sprintf(format, args...)})
 	}
+	nameLine := m.KeyLines["name"]
 	for _, w := range warns {
-		if w.Recovered {
+		// A name this host rewrote for itself (DisplayName keeps it) may
+		// still be the specification's (Unicode letters): strictName
+		// judges it instead.
+		if w.Recovered && !(m.DisplayName != "" && w.Line == nameLine) {
 			add(w.Line, "%s", w.Message)
+		}
+	}
+	for _, k := range m.Keys {
+		if slices.Contains(SpecFields, k) {
+			continue
+		}
+		line := m.KeyLines[k]
+		if mk := MetadataKeys(k); len(mk) > 0 {
+			add(line, "field %q is not one of the six it allows (%s); write it under metadata as %s (a string)", k, strings.Join(SpecFields, ", "), strings.Join(mk, " or "))
+		} else {
+			add(line, "field %q is not one of the six it allows (%s); agents that follow it reject the skill: move it under metadata as a string or delete it", k, strings.Join(SpecFields, ", "))
 		}
 	}
 	name := m.Name
 	if m.DisplayName != "" {
 		name = m.DisplayName
 	}
-	switch {
-	case len(name) > MaxNameLen || !strictNameRE.MatchString(name):
-		add(0, "name %q must be 1-%d lowercase letters, digits and single hyphens, not starting or ending with one", name, MaxNameLen)
-	case folder != "" && name != folder:
-		add(0, "name %q must equal its folder name %q; rename one of them", name, folder)
+	for _, msg := range strictName(name, folder) {
+		add(nameLine, "%s", msg)
 	}
 	if n := utf8.RuneCountInString(m.Description); n < 1 || n > MaxDescriptionLen {
-		add(0, "description is %d characters; it must have 1-%d", n, MaxDescriptionLen)
+		add(m.KeyLines["description"], "description is %d characters; it must have 1-%d", n, MaxDescriptionLen)
 	}
-	if n := utf8.RuneCountInString(m.Compatibility); n > maxStrictCompatibility {
-		add(0, "compatibility is %d characters; at most %d are allowed", n, maxStrictCompatibility)
+	if _, given := m.KeyLines["compatibility"]; given {
+		if n := utf8.RuneCountInString(m.Compatibility); n < 1 || n > maxStrictCompatibility {
+			add(m.KeyLines["compatibility"], "compatibility is %d characters; it must have 1-%d", n, maxStrictCompatibility)
+		}
 	}
 	keys := make([]string, 0, len(m.Metadata))
 	for k := range m.Metadata {
@@ -926,9 +1086,55 @@ func CheckStrict(file, folder string, m *Manifest, warns []Problem) []Problem {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if _, ok := m.Metadata[k].(string); !ok {
-			add(0, "metadata.%s must be a string; quote it", k)
+			add(m.KeyLines["metadata"], "metadata.%s must be a string; quote it", k)
 		}
 	}
 	SortProblems(out)
 	return out
+}
+
+// strictName applies the specification's name rule: after NFKC, 1-64
+// characters, lowercase, letters and digits with single hyphens inside,
+// equal to the folder's name (also after NFKC). Letters are those the
+// reference validator knows (Latin with its extensions, Cyrillic, CJK and
+// combining marks), so that a name it rejects is rejected here too.
+func strictName(name, folder string) []string {
+	n := norm.NFKC.String(strings.TrimSpace(name))
+	if n == "" {
+		return []string{"name must be a non-empty string"}
+	}
+	var out []string
+	if c := utf8.RuneCountInString(n); c > MaxNameLen {
+		out = append(out, fmt.Sprintf("name %q is %d characters; at most %d are allowed", n, c, MaxNameLen))
+	}
+	if n != strings.ToLower(n) {
+		out = append(out, fmt.Sprintf("name %q must be lowercase: write %q", n, strings.ToLower(n)))
+	}
+	if strings.HasPrefix(n, "-") || strings.HasSuffix(n, "-") || strings.Contains(n, "--") {
+		out = append(out, fmt.Sprintf("name %q must not start or end with a hyphen or hold two in a row", n))
+	}
+	if strings.IndexFunc(n, func(r rune) bool { return r != '-' && !specLetter(r) }) >= 0 {
+		out = append(out, fmt.Sprintf("name %q may hold only letters, digits and hyphens (no '_', spaces or dots)", n))
+	}
+	if folder != "" && norm.NFKC.String(folder) != n {
+		out = append(out, fmt.Sprintf("name %q must equal its folder name %q; rename one of them", n, folder))
+	}
+	return out
+}
+
+// specLetter reports whether the reference validator counts r as a letter
+// or digit of a name.
+func specLetter(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	case r >= 0x00c0 && r <= 0x024f: // Latin-1 letters and Latin Extended-A/B
+		return unicode.IsLetter(r)
+	case r >= 0x0300 && r <= 0x036f, // combining diacritical marks
+		r >= 0x0400 && r <= 0x04ff, // Cyrillic
+		r >= 0x3400 && r <= 0x4dbf, // CJK Extension A
+		r >= 0x4e00 && r <= 0x9fff: // CJK Unified Ideographs
+		return true
+	}
+	return false
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -60,6 +62,10 @@ Use $ARGUMENTS.
 		Extra: map[string]any{"homepage": "https://example.com"},
 		Body:  "# Kalshi\n\nUse $ARGUMENTS.\n",
 	}
+	if len(m.Keys) != 20 || m.Keys[19] != "homepage" || m.KeyLines["homepage"] != 25 {
+		t.Errorf("Keys = %v, KeyLines = %v; want 20 keys in file order, homepage on line 25", m.Keys, m.KeyLines)
+	}
+	m.Keys, m.KeyLines = nil, nil
 	if !reflect.DeepEqual(m, want) {
 		t.Errorf("manifest =\n%#v\nwant\n%#v", m, want)
 	}
@@ -316,4 +322,95 @@ func FuzzParseManifest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHostMetadata reads this host's fields from metadata, the form the
+// Agent Skills specification allows (SPEC §3), and refuses a field given
+// both ways.
+func TestHostMetadata(t *testing.T) {
+	t.Parallel()
+	const head = "---\nname: a\ndescription: d\n"
+	tests := []struct {
+		name    string
+		front   string
+		check   func(t *testing.T, m *Manifest)
+		errs    []string // substrings of the errors, in line order
+		warning string   // a substring of one warning
+	}{
+		{name: "every field", front: "metadata:\n  team: data\n  agent.version: \"1.2.0\"\n  agent.plugin.build: ./plugin\n  agent.scripts: status report.py\n  agent.scripts.ignore: \"_*.py *_test.py\"\n  agent.permissions.env: KALSHI_* HOME\n  agent.min-version: 0.1.0\n  agent.max-version: \"9.0.0\"\n  agent.version-constraint: \">=0.1, <10\"\n",
+			check: func(t *testing.T, m *Manifest) {
+				got := fmt.Sprintln(m.Version, m.Plugin.Build, m.Scripts, m.ScriptsIgnore, m.Permissions.Env, m.MinAgentVersion, m.MaxAgentVersion, m.AgentVersion)
+				want := "1.2.0 ./plugin [status report.py] [_*.py *_test.py] [KALSHI_* HOME] 0.1.0 9.0.0 >=0.1, <10\n"
+				if got != want {
+					t.Errorf("fields = %q; want %q", got, want)
+				}
+				if m.Metadata["team"] != "data" || m.Metadata["agent.version"] != "1.2.0" {
+					t.Errorf("metadata = %v; want it kept as written", m.Metadata)
+				}
+			}},
+		{name: "command", front: "metadata:\n  agent.plugin.command: bin/tool\n",
+			check: func(t *testing.T, m *Manifest) {
+				if m.Plugin == nil || m.Plugin.Command != "bin/tool" {
+					t.Errorf("plugin = %+v", m.Plugin)
+				}
+			}},
+		{name: "both forms of version", front: "version: 1.0.0\nmetadata:\n  agent.version: \"1.0.0\"\n",
+			errs: []string{"version is given twice: top-level 'version' (line 4) and metadata 'agent.version'"}},
+		{name: "both forms of plugin", front: "plugin: {build: ./plugin}\nmetadata:\n  agent.plugin.command: bin/x\n",
+			errs: []string{"plugin is given twice"}},
+		{name: "both forms of env", front: "permissions:\n  env: [A]\nmetadata:\n  agent.permissions.env: B\n",
+			errs: []string{"permissions.env is given twice"}},
+		{name: "build and command", front: "metadata:\n  agent.plugin.build: ./p\n  agent.plugin.command: bin/x\n",
+			errs: []string{"metadata sets both agent.plugin.build and agent.plugin.command"}},
+		{name: "plugin outside", front: "metadata:\n  agent.plugin.build: ../p\n",
+			errs: []string{"plugin path \"../p\" must be relative and stay inside"}},
+		{name: "bad script", front: "metadata:\n  agent.scripts: ../x\n",
+			errs: []string{"agent.scripts: \"../x\" is not a script name"}},
+		{name: "bad min version", front: "metadata:\n  agent.min-version: soon\n",
+			errs: []string{"min_agent_version \"soon\" is not a semantic version"}},
+		{name: "a number", front: "metadata:\n  agent.version: 1.0\n",
+			warning: "metadata.agent.version: YAML reads 1.0 as a number",
+			check: func(t *testing.T, m *Manifest) {
+				if m.Version != "1.0" {
+					t.Errorf("version = %q; want the text as written", m.Version)
+				}
+			}},
+		{name: "typo", front: "metadata:\n  agent.verison: \"1\"\n", warning: `metadata key "agent.verison" is not one this host reads`},
+		{name: "not yet enforced", front: "metadata:\n  agent.permissions.network: \"example.com:443\"\n", warning: "agent.permissions.network is not enforced"},
+		{name: "other namespaces untouched", front: "metadata:\n  acme.version: x\n",
+			check: func(t *testing.T, m *Manifest) {
+				if m.Version != "" {
+					t.Errorf("version = %q; want none", m.Version)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, warns, err := ParseManifest("a/SKILL.md", []byte(head+tt.front+"---\nbody\n"))
+			if len(tt.errs) > 0 {
+				var me *ManifestError
+				if !errors.As(err, &me) || len(me.Problems) != len(tt.errs) {
+					t.Fatalf("err = %v; want %q", err, tt.errs)
+				}
+				for i, w := range tt.errs {
+					if !strings.Contains(me.Problems[i].Message, w) {
+						t.Errorf("error %d = %q; want %q", i, me.Problems[i].Message, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.warning != "" && !slices.ContainsFunc(warns, func(p Problem) bool { return strings.Contains(p.Message, tt.warning) }) {
+				t.Errorf("warnings = %v; want %q", warns, tt.warning)
+			}
+			if tt.warning == "" && len(warns) > 0 {
+				t.Errorf("warnings = %v; want none", warns)
+			}
+			if tt.check != nil {
+				tt.check(t, m)
+			}
+		})
+	}
 }

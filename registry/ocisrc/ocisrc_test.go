@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/ocitest"
+	"github.com/agentskills/agent/internal/testutil/ocitest"
 	"github.com/agentskills/agent/registry/ocisrc"
 	"golang.org/x/mod/sumdb/dirhash"
 	"oras.land/oras-go/v2/registry/remote/auth"

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/bundled"
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
@@ -20,6 +23,8 @@ type addOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
 	Installer func() (*install.Preparer, error)
+	Placer    placer
+	Env       func() (placement.Env, error)
 
 	Source  string
 	Skills  []string
@@ -31,10 +36,14 @@ type addOptions struct {
 	Version string
 	Trust   bool
 	Yes     bool
+	// Placements (SPEC §19).
+	Agent  string
+	Global bool
+	Link   bool
 }
 
 func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra.Command {
-	opts := &addOptions{IO: f.IO, Store: f.Store, Installer: f.installer}
+	opts := &addOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, Env: f.placementEnv}
 	cmd := &cobra.Command{
 		Use:   "add <source> [skill...]",
 		Short: "Install skills from git and pin them to a commit",
@@ -67,6 +76,14 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 			described, and only then is it registered. On any failure nothing is
 			left behind.
 
+			--agent places the installed skill where other agents read skills:
+			a read-only copy (or with --link a symbolic link) in each agent's
+			project folder, or with --global its user folder ('agent skill
+			agents' lists them). update, rollback, sync, trust, untrust and
+			remove keep the copies in step, and verify checks them. A folder
+			that agent did not make is never overwritten. Only trusted skills
+			are placed.
+
 			A skill runs code on your machine. --trust records that you trust it,
 			so that AGENT_SKILLS=all activates it. Without --trust you are asked on
 			a terminal; elsewhere pass --yes to install it untrusted.
@@ -84,6 +101,9 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 			# see what a repository holds, then add two of its skills
 			$ agent skill add anthropics/skills --list
 			$ agent skill add anthropics/skills pdf xlsx --trust
+
+			# place it for Claude Code, Codex and Cursor in this project
+			$ agent skill add acme/skills weather --trust --agent claude-code,codex,cursor
 
 			# one skill by its GitHub address
 			$ agent skill add https://github.com/anthropics/skills/tree/main/skills/pdf
@@ -106,6 +126,8 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 				return usageErr(fmt.Errorf("--json goes with --list"))
 			case opts.Name != "" && (opts.All || len(opts.Skills) > 1):
 				return usageErr(fmt.Errorf("--name renames one skill; add the others separately"))
+			case (opts.Global || opts.Link) && opts.Agent == "":
+				return usageErr(fmt.Errorf("--global and --link say how to place a skill; add --agent NAME (see 'agent skill agents')"))
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -121,6 +143,9 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 	cmd.Flags().StringVar(&opts.Version, "version", "", "pick the highest tag matching this semver `constraint`")
 	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "trust the skill: AGENT_SKILLS=all will activate it")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask; without --trust the skill is installed untrusted")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "place the skill in these agents' skill folders: `NAME[,NAME...]` or detected (see 'agent skill agents')")
+	cmd.Flags().BoolVar(&opts.Global, "global", false, "with --agent: the agents' user folders instead of the project's")
+	cmd.Flags().BoolVar(&opts.Link, "link", false, "with --agent: a symbolic link to the install instead of a read-only copy")
 	return cmd
 }
 
@@ -164,6 +189,16 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	if opts.List {
 		return addListRun(ctx, opts, src)
 	}
+	var agents []placement.Agent
+	if opts.Agent != "" {
+		env, err := opts.Env()
+		if err != nil {
+			return err
+		}
+		if agents, err = placement.Lookup(opts.Agent, env); err != nil {
+			return usageErr(err)
+		}
+	}
 	if !opts.Trust && !opts.Yes {
 		if !opts.IO.CanPrompt() {
 			return fmt.Errorf("refusing to install untrusted skill from %s: %w", src.URL, errUntrustedNoTTY)
@@ -198,6 +233,17 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)
 	}
+	if len(agents) > 0 && len(entries) > 0 {
+		m, perr := opts.Placer(store)
+		if perr != nil {
+			return errors.Join(err, perr)
+		}
+		for _, e := range entries {
+			if _, perr := m.Add(e, agents, opts.Global, opts.Link); perr != nil {
+				err = errors.Join(err, perr)
+			}
+		}
+	}
 	return err
 }
 
@@ -210,11 +256,25 @@ func printInstalled(w io.Writer, e registry.Entry) {
 	if len(e.Tools) > 0 {
 		fmt.Fprintf(w, "  %d tool(s) from its plugin\n", len(e.Tools))
 	}
+	warnBundledName(w, e)
 	if e.Trusted {
 		fmt.Fprintf(w, "  trusted: activate it with AGENT_SKILLS=all or AGENT_SKILLS=%s\n", e.Canonical)
 	} else {
 		fmt.Fprintf(w, "  untrusted: files only; no plugin is built and no script or plugin runs until you trust it with 'agent skill trust %s'\n", e.Canonical)
 	}
+}
+
+// warnBundledName says whether an installed skill that took a bundled
+// skill's name overrides it: only a trusted one does (SPEC §12).
+func warnBundledName(w io.Writer, e registry.Entry) {
+	if e.Source == registry.SourceBundled || !bundled.Has(e.Canonical) {
+		return
+	}
+	if e.Trusted {
+		fmt.Fprintf(w, "warning: %s overrides the bundled skill %s, because you trust it; 'agent skill untrust %s' or 'agent skill remove %s' gives the bundled one back\n", e.Name, e.Canonical, e.Canonical, e.Canonical)
+		return
+	}
+	fmt.Fprintf(w, "warning: %s has the name of a bundled skill; an untrusted skill never overrides one, so the bundled %s stays in use (trust it with 'agent skill trust %s' to override it)\n", e.Name, e.Canonical, e.Canonical)
 }
 
 // foundJSON is one skill in `add --list --json`.

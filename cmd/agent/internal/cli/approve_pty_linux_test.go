@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/agentskills/agent/internal/fakemodel"
+	"github.com/agentskills/agent/internal/testutil/fakemodel"
 )
 
 // openPTY opens a pseudo-terminal pair: the test holds the master, the

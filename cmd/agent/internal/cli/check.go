@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/procgroup"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
@@ -86,6 +87,9 @@ type checkFailureJSON struct {
 type checkProtections struct {
 	Launch      string `json:"launch"`
 	Containment string `json:"containment"`
+	// Sandbox says what confines skill code here, and what is not
+	// sandboxed on this kernel (SPEC §8).
+	Sandbox string `json:"sandbox"`
 }
 
 type checkJSON struct {
@@ -132,7 +136,7 @@ func buildCheck(v *workspace.View) checkJSON {
 	r := checkJSON{
 		AgentVersion: Version,
 		Platform:     platformName(),
-		Protections:  checkProtections{Launch: workspace.Launch(), Containment: strings.Join(procgroup.Protections(), ", ")},
+		Protections:  checkProtections{Launch: workspace.Launch(), Containment: strings.Join(procgroup.Protections(), ", "), Sandbox: sandboxLine()},
 		AgentSkills:  v.Spec,
 		Skills:       []checkSkillJSON{},
 		Failures:     []checkFailureJSON{},
@@ -272,6 +276,7 @@ func writeCheck(w io.Writer, r checkJSON) error {
 	fmt.Fprintf(w, "\nProtections on this machine (%s):\n", r.Platform)
 	fmt.Fprintf(w, "  launch: %s\n", r.Protections.Launch)
 	fmt.Fprintf(w, "  containment: %s\n", r.Protections.Containment)
+	fmt.Fprintf(w, "  sandbox: %s\n", r.Protections.Sandbox)
 	if len(r.Hints) > 0 {
 		fmt.Fprintln(w)
 		for _, h := range r.Hints {
@@ -279,4 +284,21 @@ func writeCheck(w io.Writer, r checkJSON) error {
 		}
 	}
 	return nil
+}
+
+// sandboxLine says what confines scripts, base commands and plugins on
+// this machine, and what the kernel leaves unsandboxed.
+func sandboxLine() string {
+	st := sandbox.Probe()
+	var parts []string
+	if st.ABI > 0 {
+		parts = append(parts, fmt.Sprintf("Landlock ABI %d", st.ABI))
+	}
+	if st.NetNS {
+		parts = append(parts, "network namespaces")
+	}
+	for _, l := range st.Lines() {
+		parts = append(parts, "not sandboxed: "+l)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"github.com/agentskills/agent/internal/sandbox"
 	"os"
 	"slices"
 	"strings"
@@ -194,6 +196,12 @@ func TestCheckProtections(t *testing.T) {
 		t.Errorf("protections = %+v, want launch with %q and containment with %q", r.Protections, wantLaunch, wantContain)
 	}
 	human, _, _ := runInProcess(t, map[string]string{"AGENT_HOME": home}, "check")
+	if st := sandbox.Probe(); st.ABI > 0 && !strings.Contains(r.Protections.Sandbox, fmt.Sprintf("Landlock ABI %d", st.ABI)) {
+		t.Errorf("sandbox line %q does not name Landlock ABI %d", r.Protections.Sandbox, st.ABI)
+	}
+	if !strings.Contains(human, "sandbox: "+r.Protections.Sandbox) {
+		t.Errorf("human output lacks the sandbox line:\n%s", human)
+	}
 	if !strings.Contains(human, "containment: "+r.Protections.Containment) {
 		t.Errorf("human output lacks the containment line:\n%s", human)
 	}

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/agentskills/agent/host"
-	"github.com/agentskills/agent/internal/gittest"
 	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"

@@ -228,6 +228,9 @@ func manifestFields(m *manifest.Manifest) [][2]string {
 	add("scripts", strings.Join(m.Scripts, ", "))
 	add("scripts_ignore", strings.Join(m.ScriptsIgnore, ", "))
 	add("permissions.env", strings.Join(m.Permissions.Env, ", "))
+	add("permissions.fs.read", strings.Join(m.Permissions.FS.Read, ", "))
+	add("permissions.fs.write", strings.Join(m.Permissions.FS.Write, ", "))
+	add("permissions.network", networkLine(m.Permissions.Network))
 	add("allowed-tools", strings.Join(m.AllowedTools, ", "))
 	add("argument-hint", m.ArgumentHint)
 	if m.DisableModelInvocation {
@@ -246,4 +249,13 @@ func manifestFields(m *manifest.Manifest) [][2]string {
 		add(k+" (unknown)", fmt.Sprint(m.Extra[k]))
 	}
 	return out
+}
+
+// networkLine says what permissions.network grants, in words for info
+// and trust: no entry means no network at all.
+func networkLine(network []string) string {
+	if len(network) == 0 {
+		return "none (its code runs without network)"
+	}
+	return strings.Join(network, ", ")
 }

@@ -25,8 +25,8 @@ func newCmdList(f *Factory, runF func(context.Context, *listOptions) error) *cob
 		Long: dedent(`
 			List every installed skill and every skill bundled in the agent binary,
 			with its version, the commit it is pinned to, whether you trust it,
-			and where it came from. An installed skill hides a bundled one with
-			the same name.
+			and where it came from. A trusted installed skill hides a bundled
+			one with the same name; an untrusted one never does.
 
 			--json prints an array of registry entries, sorted by canonical name.
 		`),

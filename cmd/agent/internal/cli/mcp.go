@@ -169,23 +169,32 @@ type mcpConfigOptions struct {
 
 	Client string
 	Lazy   bool
+	Write  bool
 }
 
 func newCmdMCPConfig(f *Factory, runF func(context.Context, *mcpConfigOptions) error) *cobra.Command {
 	opts := &mcpConfigOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "config <claude|cursor|vscode|codex>",
+		Use:   "config <claude|cursor|vscode|codex|gemini>",
 		Short: "Print the snippet that registers 'agent mcp' in an MCP client",
 		Long: dedent(`
 			Print the configuration that makes an MCP client start this agent
 			binary as the server "agent", with the AGENT_SKILLS and AGENT_HOME of
 			this shell. Where the snippet goes is printed on stderr.
+
+			--write puts it there: the project's .mcp.json (claude; not
+			~/.claude.json, which a running Claude Code rewrites),
+			.cursor/mcp.json, .vscode/mcp.json, .gemini/settings.json (a trusted
+			folder), or ~/.codex/config.toml. Other keys and comments are kept,
+			running it again changes nothing, and the file it replaces is kept
+			as <file>.bak.
 		`),
 		Example: dedent(`
 			$ AGENT_SKILLS=all agent mcp config claude > .mcp.json
 			$ agent mcp config codex --lazy >> ~/.codex/config.toml
+			$ AGENT_SKILLS=all agent mcp config gemini --write
 		`),
-		Args: exactArgs(1, "a client (claude, cursor, vscode or codex)"),
+		Args: exactArgs(1, "a client (claude, cursor, vscode, codex or gemini)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Client = args[0]
 			if runF != nil {
@@ -195,6 +204,7 @@ func newCmdMCPConfig(f *Factory, runF func(context.Context, *mcpConfigOptions) e
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Lazy, "lazy", false, "register the server with --lazy")
+	cmd.Flags().BoolVar(&opts.Write, "write", false, "write it into the client's configuration file (a backup is kept)")
 	return cmd
 }
 
@@ -222,8 +232,31 @@ func mcpConfigRun(_ context.Context, opts *mcpConfigOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	fmt.Fprint(opts.IO.Out, snippet)
-	fmt.Fprintf(opts.IO.ErrOut, "Put this in %s.\n", where)
+	if opts.Write {
+		env, err := f.placementEnv()
+		if err != nil {
+			return err
+		}
+		t, err := mcp.ConfigTargetOf(opts.Client, env.Project, env.Home)
+		if err != nil {
+			return usageErr(err)
+		}
+		changed, backup, err := mcp.WriteConfig(opts.Client, t, l)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !changed:
+			fmt.Fprintf(opts.IO.ErrOut, "%s already registers the server \"agent\" this way; nothing changed\n", t.Path)
+		case backup != "":
+			fmt.Fprintf(opts.IO.ErrOut, "Registered the server \"agent\" in %s (the previous file is %s)\n", t.Path, backup)
+		default:
+			fmt.Fprintf(opts.IO.ErrOut, "Registered the server \"agent\" in %s\n", t.Path)
+		}
+	} else {
+		fmt.Fprint(opts.IO.Out, snippet)
+		fmt.Fprintf(opts.IO.ErrOut, "Put this in %s.\n", where)
+	}
 	if cfg.Skills == "" {
 		fmt.Fprintln(opts.IO.ErrOut, "warning: AGENT_SKILLS is not set, so the server would serve no skills; run again with AGENT_SKILLS=all (or the skills to serve)")
 	}

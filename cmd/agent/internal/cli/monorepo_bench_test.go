@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // The monorepo fixture of SPEC §11: 5,000+ files, 201 commits, about

@@ -13,8 +13,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/agentskills/agent/internal/gittest"
-	"github.com/agentskills/agent/internal/ocitest"
+	"github.com/agentskills/agent/internal/testutil/gittest"
+	"github.com/agentskills/agent/internal/testutil/ocitest"
 )
 
 // TestOCIScripts runs testdata/oci/*.txtar against a real docker-registry

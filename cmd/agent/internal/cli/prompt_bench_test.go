@@ -39,8 +39,13 @@ func manySkills(n, scripts int) []fixtureSkill {
 		for j := 0; j < scripts; j++ {
 			files[fmt.Sprintf("scripts/tool_%02d.py", j)] = "# /// script\n# dependencies = []\n# ///\nprint('x')\n"
 		}
-		e := registry.Entry{Name: name, Canonical: name, Source: "git", CommitSHA: strings.Repeat("b", 40), Trusted: true,
-			Tools: []registry.Tool{{Name: name + "_tool", Description: "A tool.", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+		e := registry.Entry{
+			Name:      name,
+			Canonical: name,
+			Trusted:   true,
+			Tools:     []registry.Tool{{Name: name + "_tool", Description: "A tool.", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+			Origin:    registry.Origin{Source: "git", CommitSHA: strings.Repeat("b", 40)},
+		}
 		out = append(out, fixtureSkill{entry: e, files: files})
 	}
 	return out
@@ -50,7 +55,7 @@ func manySkills(n, scripts int) []fixtureSkill {
 // stand-in with the description and scripts it is specified to have.
 func helloExtended(t testing.TB) fixtureSkill {
 	t.Helper()
-	e := registry.Entry{Name: "hello-extended", Canonical: "hello-extended", Source: "git", CommitSHA: strings.Repeat("c", 40), Trusted: true}
+	e := registry.Entry{Name: "hello-extended", Canonical: "hello-extended", Trusted: true, Origin: registry.Origin{Source: "git", CommitSHA: strings.Repeat("c", 40)}}
 	dir := filepath.Join("..", "..", "..", "..", "examples", "skills", "hello-extended")
 	if data, err := os.ReadFile(filepath.Join(dir, "SKILL.md")); err == nil {
 		files := map[string]string{"SKILL.md": string(data)}

@@ -15,13 +15,14 @@ type removeOptions struct {
 	IO     *IOStreams
 	Store  func() (*registry.Store, error)
 	Config func() (*Config, error)
+	Placer placer
 
 	Name string
 	Yes  bool
 }
 
 func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) *cobra.Command {
-	opts := &removeOptions{IO: f.IO, Store: f.Store, Config: f.Config}
+	opts := &removeOptions{IO: f.IO, Store: f.Store, Config: f.Config, Placer: f.placements}
 	cmd := &cobra.Command{
 		Use:     "remove <name>",
 		Aliases: []string{"rm", "uninstall"},
@@ -30,6 +31,8 @@ func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) 
 			Delete an installed skill: its folder, its built plugin binary and its
 			registry entry. On a terminal you are asked first; --yes skips the
 			question and is required when there is no terminal.
+
+			Its placements in other agents' folders (add --agent) go too.
 
 			Bundled skills cannot be removed; leave them out of AGENT_SKILLS instead.
 		`),
@@ -79,6 +82,17 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 	if cfg, err := opts.Config(); err == nil {
 		if err := install.RemoveState(cfg.Home, e); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", err)
+		}
+	}
+	if len(e.Placements) > 0 {
+		// The copies in other agents' folders go first: once the entry is
+		// gone nothing records them.
+		m, err := opts.Placer(store)
+		if err != nil {
+			return err
+		}
+		if err := m.Remove(e); err != nil {
+			return fmt.Errorf("remove %s: %w; nothing else was removed", e.Name, err)
 		}
 	}
 	if _, err := store.Remove(ctx, e.Canonical); err != nil {

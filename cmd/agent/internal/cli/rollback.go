@@ -15,12 +15,13 @@ type rollbackOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
 	Installer func() (*install.Preparer, error)
+	Placer    placer
 
 	Name string
 }
 
 func newCmdRollback(f *Factory, runF func(context.Context, *rollbackOptions) error) *cobra.Command {
-	opts := &rollbackOptions{IO: f.IO, Store: f.Store, Installer: f.installer}
+	opts := &rollbackOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements}
 	cmd := &cobra.Command{
 		Use:   "rollback <name>",
 		Short: "Return a skill to the commit it had before its last update",
@@ -61,6 +62,11 @@ func rollbackRun(ctx context.Context, opts *rollbackOptions) error {
 	if err != nil {
 		return err
 	}
+	before, err := store.List()
+	if err != nil {
+		return err
+	}
+	defer settlePlacements(opts.Placer, store, before, opts.IO.Warn)
 	progress := opts.IO.Progress()
 	p, err := store.Rollback(ctx, registry.RollbackRequest{
 		Name:         opts.Name,

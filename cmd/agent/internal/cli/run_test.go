@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/fakemodel"
-	"github.com/agentskills/agent/internal/gittest"
+	"github.com/agentskills/agent/internal/testutil/fakemodel"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // waitScript sleeps for a minute the first time, so that a run can be

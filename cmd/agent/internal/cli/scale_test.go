@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/gittest"
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 )

@@ -29,7 +29,7 @@ func triggerSkills() []fixtureSkill {
 }
 
 func fixtureEntry(name string) registry.Entry {
-	return registry.Entry{Name: name, Canonical: name, Source: "git", CommitSHA: strings.Repeat("a", 40), Trusted: true}
+	return registry.Entry{Name: name, Canonical: name, Trusted: true, Origin: registry.Origin{Source: "git", CommitSHA: strings.Repeat("a", 40)}}
 }
 
 func TestTriggerMatrix(t *testing.T) {

@@ -19,6 +19,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdLock(f, nil),
 		newCmdSync(f, nil),
 		newCmdRollback(f, nil),
+		newCmdAgents(f, nil),
 		newCmdPublish(f, nil),
 		newCmdMirror(f, nil),
 	)

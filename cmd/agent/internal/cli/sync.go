@@ -15,6 +15,7 @@ type syncOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
 	Installer func() (*install.Preparer, error)
+	Placer    placer
 
 	File   string
 	Frozen bool
@@ -24,7 +25,7 @@ type syncOptions struct {
 }
 
 func newCmdSync(f *Factory, runF func(context.Context, *syncOptions) error) *cobra.Command {
-	opts := &syncOptions{IO: f.IO, Store: f.Store, Installer: f.installer}
+	opts := &syncOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements}
 	cmd := &cobra.Command{
 		Use:   "sync [FILE] [--frozen] [--trust]",
 		Short: "Make the installed skills exactly those of skills.lock",
@@ -122,6 +123,10 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 	if err != nil {
 		return err
 	}
+	before, err := store.List()
+	if err != nil {
+		return err
+	}
 	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
 	done, err := store.Sync(ctx, l, registry.SyncRequest{
@@ -141,8 +146,13 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 		Done: func(c registry.SyncChange) { fmt.Fprintln(opts.IO.Out, describeChange(c)) },
 	}, inst.Prepare)
 	if err != nil {
+		settlePlacements(opts.Placer, store, before, opts.IO.Warn)
 		return err
 	}
+	if err := lockPlacements(opts.Placer, store, l); err != nil {
+		return err
+	}
+	settlePlacements(opts.Placer, store, before, opts.IO.Warn)
 	if len(done) == 0 {
 		fmt.Fprintf(errOut, "The installed skills already match %s\n", opts.File)
 	}

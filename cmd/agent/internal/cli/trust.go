@@ -3,25 +3,29 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 type trustOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
 	Installer func() (*install.Preparer, error)
+	Placer    placer
 
 	Name    string
 	Trusted bool
 }
 
 func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOptions) error) *cobra.Command {
-	opts := &trustOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Trusted: trusted}
+	opts := &trustOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, Trusted: trusted}
 	cmd := &cobra.Command{
 		Use:   "trust <name>",
 		Short: "Mark an installed skill as trusted, so AGENT_SKILLS=all activates it",
@@ -73,6 +77,11 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	if e.Source == "bundled" {
 		return fmt.Errorf("change trust of %s: %w", e.Name, errBundledFixed)
 	}
+	before, err := store.List()
+	if err != nil {
+		return err
+	}
+	defer settlePlacements(opts.Placer, store, before, opts.IO.Warn)
 	if !opts.Trusted {
 		if _, err := store.SetTrusted(e.Canonical, false); err != nil {
 			return err
@@ -90,9 +99,27 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		if te.Plugin != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "Built the plugin of %s: %d tool(s)\n", e.Name, len(te.Tools))
 		}
+		warnBundledName(opts.IO.ErrOut, te)
 		fmt.Fprintf(opts.IO.ErrOut, "Trusted %s: AGENT_SKILLS=all or AGENT_SKILLS=%s activates it\n", e.Name, e.Canonical)
+		if m, _, err := registry.LoadInstalled(te); err == nil {
+			writeGrants(opts.IO.ErrOut, m.Permissions)
+		}
 	} else {
 		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s: only AGENT_SKILLS=all-untrusted activates it now\n", e.Name)
 	}
 	return nil
+}
+
+// writeGrants says what a trusted skill's code may reach beyond its own
+// folder (SKILL.md permissions, hashed with it and enforced by the
+// sandbox).
+func writeGrants(w io.Writer, p manifest.Permissions) {
+	none := func(l []string) string {
+		if len(l) == 0 {
+			return "nothing more"
+		}
+		return strings.Join(l, ", ")
+	}
+	fmt.Fprintf(w, "  its code may read: its own folder and %s; write: a temp folder per call and %s; network: %s\n",
+		none(p.FS.Read), none(p.FS.Write), networkLine(p.Network))
 }

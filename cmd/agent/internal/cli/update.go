@@ -16,6 +16,7 @@ type updateOptions struct {
 	IO        *IOStreams
 	Store     func() (*registry.Store, error)
 	Installer func() (*install.Preparer, error)
+	Placer    placer
 
 	Names  []string
 	All    bool
@@ -24,7 +25,7 @@ type updateOptions struct {
 }
 
 func newCmdUpdate(f *Factory, runF func(context.Context, *updateOptions) error) *cobra.Command {
-	opts := &updateOptions{IO: f.IO, Store: f.Store, Installer: f.installer}
+	opts := &updateOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements}
 	cmd := &cobra.Command{
 		Use:   "update [name ...]",
 		Short: "Move installed skills to their newest allowed commit",
@@ -81,6 +82,11 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 	if err != nil {
 		return err
 	}
+	before, err := store.List()
+	if err != nil {
+		return err
+	}
+	defer settlePlacements(opts.Placer, store, before, opts.IO.Warn)
 	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
 	results, err := store.Update(ctx, registry.UpdateRequest{

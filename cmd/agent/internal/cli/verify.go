@@ -6,19 +6,21 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/registry"
 )
 
 type verifyOptions struct {
-	IO    *IOStreams
-	Store func() (*registry.Store, error)
+	IO     *IOStreams
+	Store  func() (*registry.Store, error)
+	Placer placer
 
 	Names []string
 	JSON  bool
 }
 
 func newCmdVerify(f *Factory, runF func(context.Context, *verifyOptions) error) *cobra.Command {
-	opts := &verifyOptions{IO: f.IO, Store: f.Store}
+	opts := &verifyOptions{IO: f.IO, Store: f.Store, Placer: f.placements}
 	cmd := &cobra.Command{
 		Use:   "verify [name...]",
 		Short: "Check that installed skills' files are as they were installed",
@@ -33,6 +35,11 @@ func newCmdVerify(f *Factory, runF func(context.Context, *verifyOptions) error) 
 			script run) with the error skill_tampered. To discard local changes,
 			remove the skill and add it again, or update it once a new commit
 			exists. __pycache__ folders are not part of the hash.
+
+			The skill's placements in other agents' folders (add --agent) are
+			checked too: each copy against the installed files, naming every
+			changed one, and each link against its target. 'agent skill trust
+			<name>' or 'agent skill sync' places a changed copy again.
 		`),
 		Example: dedent(`
 			$ agent skill verify
@@ -55,6 +62,8 @@ const (
 	verifyOK          = "ok"
 	verifyChanged     = "changed"
 	verifyNotRecorded = "not_recorded"
+	// verifyPlacementChanged: the install is intact, a placement is not.
+	verifyPlacementChanged = "placement_changed"
 )
 
 type verifyResult struct {
@@ -65,6 +74,8 @@ type verifyResult struct {
 	Changed []string `json:"changed,omitempty"`
 	Added   []string `json:"added,omitempty"`
 	Removed []string `json:"removed,omitempty"`
+	// Placements are the copies in other agents' folders (SPEC §19).
+	Placements []placement.Check `json:"placements,omitempty"`
 }
 
 func verifyRun(ctx context.Context, opts *verifyOptions) error {
@@ -102,6 +113,21 @@ func verifyRun(ctx context.Context, opts *verifyOptions) error {
 			r.Status, r.Got = verifyChanged, c.Got
 			r.Changed, r.Added, r.Removed = c.Changed, c.Added, c.Removed
 		}
+		if len(e.Placements) > 0 {
+			m, err := opts.Placer(store)
+			if err != nil {
+				return err
+			}
+			r.Placements = m.Verify(e)
+			for _, c := range r.Placements {
+				if !c.OK() {
+					failed = true
+					if r.Status == verifyOK {
+						r.Status = verifyPlacementChanged
+					}
+				}
+			}
+		}
 		results = append(results, r)
 	}
 	if opts.JSON {
@@ -125,7 +151,7 @@ func printVerify(ios *IOStreams, results []verifyResult) {
 	w := ios.Out
 	for _, r := range results {
 		switch r.Status {
-		case verifyOK:
+		case verifyOK, verifyPlacementChanged:
 			fmt.Fprintf(w, "%s: ok (%s)\n", r.Name, r.DirHash)
 		case verifyNotRecorded:
 			fmt.Fprintf(w, "%s: no hash recorded (installed by an older agent); remove it and add it again to record one\n", r.Name)
@@ -144,8 +170,25 @@ func printVerify(ios *IOStreams, results []verifyResult) {
 				fmt.Fprintf(w, "  the folder hash is %s, installed %s (no per-file record to name the files)\n", r.Got, r.DirHash)
 			}
 		}
+		for _, c := range r.Placements {
+			if c.OK() {
+				fmt.Fprintf(w, "  placed   %s: ok\n", c.Path)
+				continue
+			}
+			what := c.Problem
+			if what == "" {
+				what = "CHANGED since placed"
+			}
+			fmt.Fprintf(w, "  placed   %s: %s\n", c.Path, what)
+			for _, f := range c.Changes.Files() {
+				fmt.Fprintf(w, "    %s\n", f)
+			}
+		}
 	}
 	for _, r := range results {
+		if r.Status == verifyPlacementChanged {
+			fmt.Fprintf(ios.ErrOut, "To place %s again as installed: agent skill trust %s\n", r.Name, r.Name)
+		}
 		if r.Status == verifyChanged {
 			fmt.Fprintf(ios.ErrOut, "To discard the changes to %s: agent skill remove %s --yes, then add it again (or agent skill update %s once a new commit exists)\n", r.Name, r.Name, r.Name)
 		}

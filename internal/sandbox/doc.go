@@ -1,0 +1,24 @@
+// Package sandbox confines a skill's code (a script, a `base` command, a
+// skill plugin) to what its SKILL.md declares (SPEC §8 "Sandbox"):
+//
+//   - Files by Landlock: read and execute beneath Policy.Read, write
+//     beneath Policy.Write, nothing else. The rules are built in the
+//     caller with go-landlock (best effort by the kernel's ABI) and
+//     enforced on a fresh OS thread, locked to its goroutine, that then
+//     starts the child and stays parked until the child has exited. The
+//     calling process itself is never restricted: restrict_self without
+//     the TSYNC flag covers only the calling thread, and that thread
+//     dies with its goroutine. A thread that forks a child must outlive
+//     it, because the kernel sends the child its parent-death signal
+//     when the forking thread exits.
+//   - Signals and abstract Unix sockets by Landlock scopes (ABI 6): the
+//     child cannot signal the host (or the cgroup watcher) nor reach an
+//     abstract socket outside its domain.
+//   - Network by namespace: Landlock's network rules know TCP ports only
+//     and leave UDP (until ABI 10), pathname Unix sockets (until ABI 9)
+//     and MPTCP open, so undeclared code starts in a network namespace
+//     of its own (with a user namespace when unprivileged), where no
+//     interface is up; "*" keeps the host's network.
+//
+// The package is a leaf: it imports nothing of the project.
+package sandbox

@@ -1,0 +1,325 @@
+//go:build linux && !portable
+
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain doubles as the sandboxed program: with SANDBOX_HELPER=op it
+// tries op on its argument and exits 0 when the kernel let it.
+func TestMain(m *testing.M) {
+	if op := os.Getenv("SANDBOX_HELPER"); op != "" {
+		if err := helper(op, os.Args[1]); err != nil {
+			fmt.Println("DENIED", err)
+			os.Exit(1)
+		}
+		fmt.Println("ALLOWED")
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func helper(op, arg string) error {
+	switch op {
+	case "read":
+		_, err := os.ReadFile(arg)
+		return err
+	case "write":
+		return os.WriteFile(arg, []byte("x"), 0o644)
+	case "tcp", "mptcp", "unix":
+		d := net.Dialer{Timeout: 2 * time.Second}
+		d.SetMultipathTCP(op == "mptcp")
+		network := "tcp"
+		if op == "unix" {
+			network = "unix"
+		}
+		c, err := d.Dial(network, arg)
+		if err != nil {
+			return err
+		}
+		_, err = c.Write([]byte("hello\n"))
+		c.Close()
+		return err
+	case "udp":
+		c, err := net.Dial("udp", arg)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		// A datagram is sent even where nobody can hear it (the child's
+		// own loopback): the host's echo is the proof it arrived.
+		if _, err := c.Write([]byte("hello\n")); err != nil {
+			return err
+		}
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, err = c.Read(make([]byte, 16))
+		return err
+	case "loopback":
+		// A server and a client on the child's own 127.0.0.1.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		go func() {
+			if c, err := l.Accept(); err == nil {
+				c.Write([]byte("x"))
+				c.Close()
+			}
+		}()
+		c, err := net.DialTimeout("tcp", l.Addr().String(), 2*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Read(make([]byte, 1))
+		return err
+	case "signal":
+		var pid int
+		fmt.Sscan(arg, &pid)
+		return syscall.Kill(pid, syscall.SIGUSR1)
+	}
+	return fmt.Errorf("unknown op %s", op)
+}
+
+// self is a copy of the test binary that anyone may read and run, in a
+// folder of its own, so that a policy can grant it without granting /tmp.
+func self(t *testing.T) (bin, dir string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sandbox-bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(dir, "sandbox.test")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(dir, 0o755)
+	return bin, dir
+}
+
+func run(t *testing.T, bin string, p Policy, op, arg string) (bool, string) {
+	t.Helper()
+	cmd := exec.Command(bin, arg)
+	cmd.Env = []string{"SANDBOX_HELPER=" + op}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	release, err := Start(cmd, p, (*exec.Cmd).Start)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	err = cmd.Wait()
+	release()
+	return err == nil && strings.Contains(out.String(), "ALLOWED"), out.String()
+}
+
+func need(t *testing.T) Status {
+	t.Helper()
+	s := Probe()
+	if s.ABI == 0 {
+		t.Skip("the kernel has no Landlock")
+	}
+	if !s.NetNS {
+		t.Skip("no network namespace can be made here (user namespaces disabled)")
+	}
+	return s
+}
+
+func TestPolicy(t *testing.T) {
+	s := need(t)
+	bin, binDir := self(t)
+	secret := filepath.Join(t.TempDir(), "id_ed25519")
+	if err := os.WriteFile(secret, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	outside := t.TempDir()
+
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	go func() {
+		for {
+			c, err := tcp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(true)
+	mptcp, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mptcp.Close()
+	go func() {
+		for {
+			c, err := mptcp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	go func() {
+		b := make([]byte, 64)
+		for {
+			n, from, err := udp.ReadFrom(b)
+			if err != nil {
+				return
+			}
+			udp.WriteTo(b[:n], from)
+		}
+	}()
+	sock := filepath.Join(outside, "s.sock")
+	unixL, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unixL.Close()
+	go func() {
+		for {
+			c, err := unixL.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+
+	base := Policy{Read: append([]string{binDir}, SystemLibs...), Write: []string{tmp}}
+	declare := func(f func(*Policy)) Policy {
+		p := base
+		p.Read = append([]string(nil), p.Read...)
+		p.Write = append([]string(nil), p.Write...)
+		f(&p)
+		return p
+	}
+	all := declare(func(p *Policy) {
+		p.Read = append(p.Read, secret)
+		p.Write = append(p.Write, outside)
+		p.Network = []string{"*"}
+	})
+	tests := []struct {
+		name    string
+		op, arg string
+		p       Policy
+		want    bool
+	}{
+		{"read a secret", "read", secret, base, false},
+		{"read a declared file", "read", secret, all, true},
+		{"write the temp folder", "write", filepath.Join(tmp, "f"), base, true},
+		{"write outside", "write", filepath.Join(outside, "f"), base, false},
+		{"write a declared folder", "write", filepath.Join(outside, "f"), declare(func(p *Policy) { p.Write = append(p.Write, outside) }), true},
+		{"tcp to loopback", "tcp", tcp.Addr().String(), base, false},
+		{"tcp with network *", "tcp", tcp.Addr().String(), all, true},
+		{"mptcp to loopback", "mptcp", mptcp.Addr().String(), base, false},
+		{"mptcp with network *", "mptcp", mptcp.Addr().String(), all, true},
+		{"udp to loopback", "udp", udp.LocalAddr().String(), base, false},
+		{"udp with network *", "udp", udp.LocalAddr().String(), all, true},
+		{"signal the host", "signal", fmt.Sprint(os.Getpid()), all, !s.ScopeIPC},
+		// Its own loopback is up where the starting thread can make the
+		// namespace (root); an unprivileged start clones it with lo down.
+		{"its own loopback", "loopback", "", base, !s.UserNS},
+		{"loopback with network *", "loopback", "", all, true},
+	}
+	if s.UnixPath {
+		tests = append(tests, struct {
+			name    string
+			op, arg string
+			p       Policy
+			want    bool
+		}{"unix socket outside", "unix", sock, base, false})
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, out := run(t, bin, tc.p, tc.op, tc.arg)
+			if got != tc.want {
+				t.Errorf("allowed = %v, want %v: %s", got, tc.want, out)
+			}
+		})
+	}
+}
+
+// TestHostStaysFree: the thread that enforced the rules is gone; the
+// test process can still read what the child could not.
+func TestHostStaysFree(t *testing.T) {
+	need(t)
+	bin, binDir := self(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("s"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if ok, out := run(t, bin, Policy{Read: append([]string{binDir}, SystemLibs...)}, "read", secret); ok {
+			t.Fatalf("child read the secret: %s", out)
+		}
+		if _, err := os.ReadFile(secret); err != nil {
+			t.Fatalf("the host lost access: %v", err)
+		}
+	}
+	// Whatever threads the runtime runs goroutines on now, none of them
+	// is restricted: a restricted thread ended with its goroutine (or,
+	// the main thread, is parked for good and runs no Go code).
+	errs := make(chan error, 16)
+	for range 16 {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			_, err := os.ReadFile(secret)
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a host thread lost access: %v", err)
+		}
+	}
+}
+
+// TestUnprivileged runs TestPolicy and TestHostStaysFree again as nobody
+// (root passes everything): the network namespace then needs a user
+// namespace, and Landlock needs no_new_privs.
+func TestUnprivileged(t *testing.T) {
+	need(t)
+	if os.Getuid() != 0 {
+		t.Skip("already unprivileged")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	bin, _ := self(t)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+		bin, "-test.run=^(TestPolicy|TestHostStaysFree)$", "-test.v")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/nonexistent"}
+	out, err := cmd.CombinedOutput()
+	if err != nil || bytes.Contains(out, []byte("--- SKIP")) || !bytes.Contains(out, []byte("--- PASS: TestPolicy")) {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+}
