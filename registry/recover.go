@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -177,6 +176,8 @@ func within(dir, p string) bool {
 type work struct {
 	dir   string
 	owner *os.File
+	// prefix starts the names of a slot's entries (slot).
+	prefix string
 }
 
 // newWork creates a staging directory and holds a flock on its .owner file
@@ -205,16 +206,13 @@ func (s *Store) newWork() (*work, error) {
 	return &work{dir: dir, owner: f}, nil
 }
 
-func (w *work) path(name string) string { return filepath.Join(w.dir, name) }
+func (w *work) path(name string) string { return filepath.Join(w.dir, w.prefix+name) }
 
-// slot is a staging area of its own inside w, for the i-th of several
-// skills staged at once; w's owner covers it.
-func (w *work) slot(i int) (*work, error) {
-	dir := w.path(fmt.Sprintf("slot-%d", i))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
-	}
-	return &work{dir: dir, owner: w.owner}, nil
+// slot is w for the i-th of several skills staged at once: its names
+// start with "i." (no folder is made for it: a mkdir per skill showed in
+// the profile of add --all).
+func (w *work) slot(i int) *work {
+	return &work{dir: w.dir, owner: w.owner, prefix: w.prefix + strconv.Itoa(i) + "."}
 }
 
 // close removes the staging directory, then releases ownership.

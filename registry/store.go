@@ -127,6 +127,9 @@ type Store struct {
 	OCI *ocisrc.Client
 	// Mirrors serve pinned fetches of the git sources they cover (§18).
 	Mirrors []Mirror
+	// Limits bound the bytes of one file and of one skill that add,
+	// update, sync and publish write (max_file_size, max_skill_size).
+	Limits gitsrc.Limits
 
 	// hook, when set, is called at named points of a commit; tests use it
 	// to simulate a kill at that point.
