@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/agentskills/agent/internal/flock"
 	"github.com/agentskills/agent/registry/manifest"
@@ -143,18 +142,6 @@ func swapped(inoFile, dir string) bool {
 	return ok && got == want
 }
 
-func inode(p string) (uint64, bool) {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return 0, false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return uint64(st.Ino), true
-}
-
 // recoverPlugins removes built plugins that no entry points at.
 func (s *Store) recoverPlugins(byName map[string]Entry) {
 	skills, _ := os.ReadDir(s.PluginsDir())
@@ -211,7 +198,7 @@ func (s *Store) newWork() (*work, error) {
 	}
 	// Blocking: a reader probing whether the run is alive (workAlive,
 	// outside the registry lock) may hold the lock for an instant.
-	if err := flock.Do(f, syscall.LOCK_EX); err != nil {
+	if err := flock.Lock(f); err != nil {
 		f.Close()
 		os.RemoveAll(dir)
 		return nil, err
@@ -231,7 +218,7 @@ func (w *work) slot(i int) *work {
 // close removes the staging directory, then releases ownership.
 func (w *work) close() {
 	_ = os.RemoveAll(w.dir)
-	_ = flock.Do(w.owner, syscall.LOCK_UN)
+	_ = flock.Unlock(w.owner)
 	w.owner.Close()
 }
 
@@ -241,9 +228,9 @@ func workAlive(dir string) bool {
 		return false
 	}
 	defer f.Close()
-	if err := flock.Do(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock.TryLock(f); err != nil {
 		return true
 	}
-	_ = flock.Do(f, syscall.LOCK_UN)
+	_ = flock.Unlock(f)
 	return false
 }

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentskills/agent/registry/manifest"
@@ -358,12 +357,12 @@ func (s *Store) lock() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock registry: %w", err)
 	}
-	if err := flock.Do(f, syscall.LOCK_EX); err != nil {
+	if err := flock.Lock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock registry %s: %w", s.lockPath(), err)
 	}
 	return func() {
-		_ = flock.Do(f, syscall.LOCK_UN)
+		_ = flock.Unlock(f)
 		f.Close()
 	}, nil
 }

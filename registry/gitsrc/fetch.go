@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/agentskills/agent/internal/flock"
 	"github.com/agentskills/agent/registry/manifest"
@@ -577,14 +576,14 @@ func (g *GoGit) openCache(cacheDir, u, kind string) (unlock func(), repo *git.Re
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("fetch %s: cache: %w", u, err)
 	}
-	if err := flock.Do(lockFile, syscall.LOCK_EX); err != nil {
+	if err := flock.Lock(lockFile); err != nil {
 		lockFile.Close()
 		return nil, nil, false, fmt.Errorf("fetch %s: cache lock: %w", u, err)
 	}
 	var once sync.Once
 	unlock = func() {
 		once.Do(func() {
-			_ = flock.Do(lockFile, syscall.LOCK_UN)
+			_ = flock.Unlock(lockFile)
 			lockFile.Close()
 		})
 	}
