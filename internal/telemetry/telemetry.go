@@ -58,6 +58,7 @@ func (p *Provider) Shutdown(ctx context.Context) error {
 	if !p.Enabled() {
 		return nil
 	}
+	exporting.Store(nil)
 	if err := p.tp.Shutdown(ctx); err != nil {
 		return fmt.Errorf("flush traces: %w", err)
 	}
@@ -120,8 +121,10 @@ func Start(ctx context.Context, opts Options) (*Provider, error) {
 	if err != nil && res == nil {
 		res = resource.NewSchemaless(attrs...)
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	bsp := sdktrace.NewBatchSpanProcessor(exp)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(bsp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
+	exporting.Store(&bsp)
 	return &Provider{tp: tp}, nil
 }
 

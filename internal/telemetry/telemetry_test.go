@@ -1,15 +1,21 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -148,6 +154,55 @@ func FuzzParseSpans(f *testing.F) {
 		for _, s := range ParseSpans(data) {
 			if s.TraceID == "" || s.SpanID == "" {
 				t.Fatalf("span without ids: %+v", s)
+			}
+		}
+	})
+}
+
+func TestDecodeOTLP(t *testing.T) {
+	tid := bytes.Repeat([]byte{1}, 16)
+	td := &tracepb.TracesData{ResourceSpans: []*tracepb.ResourceSpans{{
+		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{{Key: "service.name", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: "plugin"}}}}},
+		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: "s"}, Spans: []*tracepb.Span{
+			{TraceId: tid, SpanId: bytes.Repeat([]byte{2}, 8), ParentSpanId: bytes.Repeat([]byte{3}, 8), Name: "greet",
+				Kind: tracepb.Span_SPAN_KIND_SERVER, StartTimeUnixNano: 1e9, EndTimeUnixNano: 3e9,
+				Attributes: []*commonpb.KeyValue{{Key: "n", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: 7}}}},
+				Status:     &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "bad"}},
+			{TraceId: []byte{1}, SpanId: bytes.Repeat([]byte{4}, 8), Name: "no trace id"},
+		}}},
+	}}}
+	data, err := proto.Marshal(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans, err := DecodeOTLP(data, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) != 1 {
+		t.Fatalf("decoded %d spans, want the one with ids", len(spans))
+	}
+	r := record(spans[0])
+	if r.Name != "greet" || r.ParentID != "0303030303030303" || r.Kind != "server" || r.Duration() != 2*time.Second ||
+		r.Status != "error" || r.Message != "bad" || r.Service != "hello" || r.Attrs["n"] != int64(7) {
+		t.Errorf("decoded %+v", r)
+	}
+	if _, err := DecodeOTLP([]byte{0xff, 0xff}, ""); err == nil {
+		t.Error("garbage decoded without an error")
+	}
+}
+
+func FuzzDecodeOTLP(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0x0a, 0x02, 0x12, 0x00})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spans, err := DecodeOTLP(data, "x")
+		if err != nil && spans != nil {
+			t.Fatal("spans and an error")
+		}
+		for _, s := range spans {
+			if !s.SpanContext().IsValid() {
+				t.Fatalf("invalid span context %v", s.SpanContext())
 			}
 		}
 	})

@@ -49,8 +49,12 @@ const (
 	ErrorType       = attribute.Key("error.type")
 	ProcessExitCode = attribute.Key("process.exit.code")
 	// AgentCommand is the CLI command path of a command span ("agent skill
-	// add"); AgentPluginStart says whether a plugin launch was "cold" (a
-	// new process) or "warm" (one already running).
-	AgentCommand     = attribute.Key("agent.command")
-	AgentPluginStart = attribute.Key("agent.plugin.start")
+	// add"). AgentPluginStart, on execute_tool, says whether the call
+	// started its plugin ("cold") or found it running ("warm");
+	// AgentPluginLaunch, on a plugin launch, how the binary ran:
+	// "exec_stop" (the installed file, checked while stopped at exec),
+	// "sealed_copy", or "path" (no recorded hash).
+	AgentCommand      = attribute.Key("agent.command")
+	AgentPluginStart  = attribute.Key("agent.plugin.start")
+	AgentPluginLaunch = attribute.Key("agent.plugin.launch")
 )

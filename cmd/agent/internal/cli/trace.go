@@ -202,6 +202,7 @@ func drawTrace(w io.Writer, t telemetry.Trace) {
 var spanNotes = []struct{ key, short string }{
 	{"gen_ai.skill.name", "skill"},
 	{"agent.plugin.start", "start"},
+	{"agent.plugin.launch", "launch"},
 	{"process.exit.code", "exit"},
 	{"gen_ai.usage.input_tokens", "in"},
 	{"gen_ai.usage.output_tokens", "out"},

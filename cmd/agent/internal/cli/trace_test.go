@@ -28,10 +28,10 @@ func TestDrawTrace(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
 	want := []string{
 		"agent call [exit=0]",
-		"├─ execute_tool greet [skill=hello]",
-		"│  ├─ plugin launch hello [start=cold]",
-		"│  └─ skill.v1.Skill/Invoke",
-		"│     └─ greet",
+		"└─ execute_tool greet [skill=hello]",
+		"   ├─ plugin launch hello [start=cold]",
+		"   └─ skill.v1.Skill/Invoke",
+		"      └─ greet",
 		"orphan",
 	}
 	if len(lines) != len(want)+1 {
