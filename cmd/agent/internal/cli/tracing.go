@@ -30,11 +30,12 @@ type commandTrace struct {
 
 // startTracing sets tracing up from the OTEL_* environment (SPEC §17) and
 // starts the span of the command that args run. `agent mcp` gets no command
-// span, so that each request it serves is a trace of its own, and `agent
-// __plugin` none at all: a built-in plugin traces through the SDK.
+// span, so that each request it serves is a trace of its own; `agent
+// __plugin` none at all (a built-in plugin traces through the SDK), nor
+// `agent trace`, which would otherwise draw itself as the last trace.
 func startTracing(ctx context.Context, f *Factory, root *cobra.Command, args []string) (context.Context, *commandTrace) {
 	cmd, _, findErr := root.Find(args)
-	if findErr == nil && cmd.Name() == "__plugin" {
+	if findErr == nil && (cmd.Name() == "__plugin" || cmd.Name() == "trace" && cmd.Parent() == root) {
 		return ctx, nil
 	}
 	if !telemetry.Wanted(f.LookupEnv) {
