@@ -101,9 +101,14 @@ for _ in $(seq 50); do [ -s "$demo_tmp/url" ] && break; sleep 0.1; done
 url="$(head -n1 "$demo_tmp/url")"
 echo "scripted model server: $url (OpenAI Chat Completions wire format)"
 mkdir -p "$demo_tmp/work"
-(cd "$demo_tmp/work" && OPENAI_API_KEY=scripted OPENAI_BASE_URL="$url/v1" \
+(cd "$demo_tmp/work" && OTEL_TRACES_EXPORTER=file OPENAI_API_KEY=scripted OPENAI_BASE_URL="$url/v1" \
   "$agent" run --model openai/scripted --events=none "Greet Ada in French and in Spanish")
 echo "state on disk: $(cd "$demo_tmp/work" && ls .agent/jobs/*/runs/*/ | grep -c '^checkpoint-') checkpoints, $(cd "$demo_tmp/work" && ls .agent/jobs/*/runs/*/ | grep -c '^event-') events under .agent/jobs"
 kill "$fake_pid" 2>/dev/null || true
+
+# The run above had OTEL_TRACES_EXPORTER=file: its spans are under
+# $AGENT_HOME/traces, and agent trace draws where the time went.
+step "agent trace --last 1   (the run above, traced with OTEL_TRACES_EXPORTER=file)"
+"$agent" trace --last 1
 
 step "done"

@@ -18,12 +18,14 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/agentskills/agent/internal/envfilter"
 	"github.com/agentskills/agent/internal/procgroup"
+	"github.com/agentskills/agent/internal/telemetry/semconv"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -123,6 +125,10 @@ type instance struct {
 	run     *procRunner
 	stderr  *tail
 	retired atomic.Bool
+	// how the binary was started: "exec_stop" (the installed file,
+	// checked while stopped at exec), "sealed_copy" or "path" (no
+	// recorded hash: a test's plugin).
+	how string
 }
 
 func (i *instance) alive() bool { return !i.retired.Load() && !i.run.exited.Load() }
@@ -230,11 +236,16 @@ func (h *Host) Invoke(ctx context.Context, name, tool string, args json.RawMessa
 		return sdk.Result{}, fmt.Errorf("invoke %s.%s: %w", name, tool, ErrClosed)
 	}
 	inst := pr.cur.Load()
+	start := "warm"
 	if inst == nil || !inst.alive() {
 		var err error
 		if inst, err = h.start(ctx, pr); err != nil {
 			return sdk.Result{}, err
 		}
+		start = "cold"
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(semconv.AgentPluginStart.String(start))
 	}
 	if h.cfg.callTimeout > 0 {
 		var cancel context.CancelFunc
@@ -406,7 +417,13 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: skill %q: %w", ErrStart, pr.p.Name, err)
 	}
+	_, span := startLaunchSpan(ctx, pr.p.Name)
 	inst, err := h.launch(pr.p)
+	how := ""
+	if inst != nil {
+		how = inst.how
+	}
+	endLaunchSpan(span, how, err)
 	if err != nil {
 		return nil, err
 	}
@@ -425,8 +442,11 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 	var atExec func(int) error
 	var busy func() (string, []*os.File, error)
 	attr := &syscall.SysProcAttr{}
+	how := "path"
 	if p.SHA256 != "" {
+		how = "sealed_copy"
 		if canTrace && !h.noTrace.Load() && !startsWithShebang(p.Path) && h.firstStart(p) {
+			how = "exec_stop"
 			setTrace(attr, true)
 			atExec = func(pid int) error { return h.verifier.checkExe(p, pid) }
 			busy = func() (string, []*os.File, error) {
@@ -453,6 +473,7 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		Plugins:          sdk.PluginMap(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
+		GRPCDialOptions:  dialTracing(p.Name, h.cfg.logger.Warn),
 		// go-plugin listens on a Unix socket in a 0700 folder, except on
 		// Windows, where it listens on TCP 127.0.0.1, which any local
 		// process can reach: there the host and plugin authenticate each
@@ -512,7 +533,7 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 	if !ok {
 		return fail(fmt.Errorf("dispensed %T, not a skill", raw))
 	}
-	return &instance{client: client, skill: skill, run: run, stderr: stderr}, nil
+	return &instance{client: client, skill: skill, run: run, stderr: stderr, how: how}, nil
 }
 
 // Close kills every plugin and waits for them to exit. Later calls fail

@@ -101,7 +101,9 @@ func (s *grpcServer) Invoke(ctx context.Context, req *skillv1.InvokeRequest) (*s
 			defer cancel()
 		}
 	}
+	beginSpans(ctx)
 	res, err := s.impl.Invoke(ctx, req.GetTool(), req.GetArguments())
+	endSpans(ctx)
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {

@@ -111,7 +111,7 @@ func Serve(s Skill, opts ...ServeOpt) {
 		// A small pool of stream workers saves a goroutine start per call,
 		// which is a visible share of a ~100 µs round trip.
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts, grpc.NumStreamWorkers(2), grpc.SharedWriteBuffer(true))...)
+			return grpc.NewServer(append(opts, grpc.NumStreamWorkers(2), grpc.SharedWriteBuffer(true), serverTracing())...)
 		},
 		Logger: cfg.logger,
 	})

@@ -251,11 +251,15 @@ func (s *service) runScript(ctx context.Context, in RunInput) (json.RawMessage, 
 	if err != nil {
 		return nil, "", err
 	}
+	name := filepath.Base(t.script.Path)
+	ctx, span := tracer.Start(ctx, "script "+name)
+	defer span.End()
+	env = withTraceparent(ctx, env)
 	out, err := s.runConfined(ctx, t, interp, in.Args, wantJSON, env)
+	endScriptSpan(span, out, err)
 	if err != nil {
 		return nil, "", err
 	}
-	name := filepath.Base(t.script.Path)
 	if err := failure(name, out, s.run); err != nil {
 		return nil, "", err
 	}

@@ -72,6 +72,8 @@ var canceled atomic.Int64
 func skill() sdk.Skill {
 	return sdk.NewSkill(
 		sdk.NewTool("echo", "Return the text.", func(ctx context.Context, in echoIn) (echoOut, error) {
+			_, span := sdk.StartSpan(ctx, "echo work")
+			defer span.End()
 			if in.Note != "" {
 				sdk.Note(ctx, in.Note)
 			}
