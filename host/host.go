@@ -62,6 +62,12 @@ type config struct {
 	startTimeout time.Duration
 	cancelGrace  time.Duration
 	onStart      func(ctx context.Context, name string, restart bool)
+	// autoMTLS: go-plugin listens on a Unix socket in a 0700 folder,
+	// except on Windows, where it listens on TCP 127.0.0.1, which any
+	// local process can reach: there the host and plugin authenticate
+	// each other with certificates made for this one start. Tests turn
+	// it on elsewhere.
+	autoMTLS bool
 }
 
 // CancelGrace is how long a plugin may take to stop a call whose deadline
@@ -146,7 +152,7 @@ func New(opts ...Option) *Host {
 	// Plugins' cgroups live in this process's session, which a watcher
 	// kills if this process dies.
 	procgroup.UseSession()
-	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace}
+	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace, autoMTLS: runtime.GOOS == "windows"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -471,12 +477,8 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		Plugins:          sdk.PluginMap(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
-		// go-plugin listens on a Unix socket in a 0700 folder, except on
-		// Windows, where it listens on TCP 127.0.0.1, which any local
-		// process can reach: there the host and plugin authenticate each
-		// other with a certificate made for this one start.
-		AutoMTLS:     runtime.GOOS == "windows",
-		StartTimeout: h.cfg.startTimeout,
+		AutoMTLS:         h.cfg.autoMTLS,
+		StartTimeout:     h.cfg.startTimeout,
 		// go-plugin names the plugin's own log lines after runner.Name(),
 		// the skill: "agent.hello: ...".
 		Logger:     h.cfg.logger,
