@@ -68,6 +68,11 @@ type config struct {
 	// each other with certificates made for this one start. Tests turn
 	// it on elsewhere.
 	autoMTLS bool
+	// scripts: "#!" plugins run through their interpreter, except on
+	// Windows, which has no such thing; there they are refused by name
+	// rather than left to CreateProcess's "not a valid Win32
+	// application". Tests turn it off elsewhere.
+	scripts bool
 }
 
 // CancelGrace is how long a plugin may take to stop a call whose deadline
@@ -152,7 +157,7 @@ func New(opts ...Option) *Host {
 	// Plugins' cgroups live in this process's session, which a watcher
 	// kills if this process dies.
 	procgroup.UseSession()
-	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace, autoMTLS: runtime.GOOS == "windows"}
+	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace, autoMTLS: runtime.GOOS == "windows", scripts: runtime.GOOS != "windows"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -444,6 +449,9 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 // costs no copy; restarts, "#!" plugins and binaries that someone holds
 // open for writing run the version's sealed copy.
 func (h *Host) launch(p Plugin) (*instance, error) {
+	if !h.cfg.scripts && startsWithShebang(p.Path) {
+		return nil, fmt.Errorf("%w: skill %q: its plugin %s is a script (it starts with #!), which Windows cannot run; the skill needs a Go plugin (plugin.build) or a Windows program (.exe)", ErrStart, p.Name, p.Path)
+	}
 	execPath := p.Path
 	var extra []*os.File
 	var atExec func(int) error

@@ -778,3 +778,34 @@ func TestAutoMTLS(t *testing.T) {
 		})
 	}
 }
+
+// withScripts allows or refuses "#!" plugins whatever the system (they
+// are refused only on Windows).
+func withScripts(on bool) Option { return func(c *config) { c.scripts = on } }
+
+// TestScriptPluginRefusedOnWindows: where scripts cannot run (Windows,
+// forced here), a "#!" plugin is refused before anything starts, with an
+// error naming the skill and what to do, and nothing runs.
+func TestScriptPluginRefusedOnWindows(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	wrapper := filepath.Join(dir, "wrapper.sh")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\ntouch "+ran+"\nexec "+testPlugin+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, withScripts(false))
+	h.Register(Plugin{Name: "wrapped", Path: wrapper, SHA256: fileSHA(t, wrapper)})
+	_, err := h.Invoke(context.Background(), "wrapped", "echo", json.RawMessage(`{"text":"x"}`))
+	if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), `skill "wrapped"`) || !strings.Contains(err.Error(), "Windows cannot run") {
+		t.Fatalf("err = %v; want ErrStart naming the skill and saying Windows cannot run it", err)
+	}
+	if _, err := os.Stat(ran); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the script ran (%v)", err)
+	}
+	// A compiled plugin still runs there.
+	h.Register(tp())
+	if _, err := h.Invoke(context.Background(), "tp", "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+}
