@@ -12,8 +12,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentskills/agent/cmd/agent/internal/cli"
-	"github.com/agentskills/agent/internal/testutil/gittest"
 	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 
 // TestMain lets the test binary act as the agent command: testscript puts a
