@@ -193,12 +193,9 @@ type addition struct {
 // stageFound writes one selected skill's folder of snap under repoDir and
 // stages it in slot i of w.
 func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sel gitsrc.Found, prep Prepare) (addition, error) {
-	w, err := w.slot(i)
-	if err != nil {
-		return addition{}, err
-	}
+	w = w.slot(i)
 	m := sel.Manifest
-	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m); err != nil {
+	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m, s.Limits); err != nil {
 		return addition{}, fmt.Errorf("read %s at %s: %w", src.Raw, gitsrc.Short(snap.Commit), err)
 	}
 	name := m.Name
@@ -371,11 +368,11 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 	if err := CheckNoLinks(st.SkillDir); err != nil {
 		return installable{}, err
 	}
-	if err := os.MkdirAll(w.path("plugin"), 0o755); err != nil {
-		return installable{}, err
-	}
 	st.PluginOut = filepath.Join(w.path("plugin"), st.Canonical)
 	if prep != nil && e.Trusted {
+		if err := os.MkdirAll(w.path("plugin"), 0o755); err != nil {
+			return installable{}, err
+		}
 		if err := prep(ctx, st); err != nil {
 			return installable{}, fmt.Errorf("prepare %s: %w", st.Canonical, err)
 		}

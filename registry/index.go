@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -52,11 +51,11 @@ func (s *Store) indexPath() string { return filepath.Join(s.SkillsDir(), ".index
 type stamp [5]uint64
 
 func statStamp(p string) (stamp, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(p, &st); err != nil {
-		return stamp{}, &os.PathError{Op: "stat", Path: p, Err: err}
+	st, err := statPath(p)
+	if err != nil {
+		return stamp{}, err
 	}
-	return stamp{uint64(st.Dev), st.Ino, uint64(st.Size), uint64(mtimeNs(&st)), uint64(ctimeNs(&st))}, nil
+	return stamp{st.dev, st.ino, uint64(st.size), uint64(st.mtime), uint64(st.ctime)}, nil
 }
 
 // indexed is one entry as the index holds it.

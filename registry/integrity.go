@@ -14,12 +14,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/mod/sumdb/dirhash"
 
 	"github.com/agentskills/agent/internal/atomicfile"
+	"github.com/agentskills/agent/internal/platform"
 )
 
 // Whole-skill integrity (SPEC §5). At install, update and trust the skill
@@ -144,11 +144,11 @@ func (r *fileRecord) setFingerprint(fp fingerprint, hashedAt time.Time) {
 }
 
 func fingerprintOf(fi fs.FileInfo) fingerprint {
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	st, ok := statOf(fi)
 	if !ok {
 		return fingerprint{}
 	}
-	return fingerprint{Size: fi.Size(), Ino: uint64(st.Ino), Mtime: mtimeNs(st), Ctime: ctimeNs(st)}
+	return fingerprint{Size: fi.Size(), Ino: st.ino, Mtime: st.mtime, Ctime: st.ctime}
 }
 
 // integrityRecord is $AGENT_HOME/state/integrity/<canonical>.json.
@@ -313,7 +313,7 @@ func CheckNoLinks(dir string) error {
 
 // openRegular opens a regular file without following a link.
 func openRegular(p string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|platform.NoFollow|platform.NonBlock, 0)
 	if err != nil {
 		return nil, nil, err
 	}

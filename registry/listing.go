@@ -2,14 +2,11 @@ package registry
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/agentskills/agent/registry/manifest"
-
-	"golang.org/x/sys/unix"
 )
 
 // Listing is what listings (`agent tools`, `prompt`, `skill list`, `check`,
@@ -75,9 +72,9 @@ func NewListing(dir string, m *manifest.Manifest, warnings []manifest.Problem, r
 // lstat: no file is opened.
 func ManifestFingerprint(dir string) (string, error) {
 	p := filepath.Join(dir, manifest.ManifestFile)
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
-		return "", &os.PathError{Op: "lstat", Path: p, Err: err}
+	st, err := lstatPath(p)
+	if err != nil {
+		return "", err
 	}
 	var buf [64]byte
 	fp, ok := appendFingerprint(buf[:0], &st)
@@ -89,15 +86,15 @@ func ManifestFingerprint(dir string) (string, error) {
 
 // appendFingerprint appends the fingerprint of st to b; false when st is not a
 // regular file.
-func appendFingerprint(b []byte, st *unix.Stat_t) ([]byte, bool) {
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+func appendFingerprint(b []byte, st *fileStat) ([]byte, bool) {
+	if !st.regular {
 		return b, false
 	}
-	b = strconv.AppendInt(b, st.Size, 10)
+	b = strconv.AppendInt(b, st.size, 10)
 	b = append(b, ':')
-	b = strconv.AppendInt(b, st.Mtim.Nano(), 10)
+	b = strconv.AppendInt(b, st.mtime, 10)
 	b = append(b, ':')
-	b = strconv.AppendUint(b, uint64(st.Ino), 10)
+	b = strconv.AppendUint(b, st.ino, 10)
 	return b, true
 }
 
@@ -109,14 +106,14 @@ func (e *Entry) Indexed() (*manifest.Manifest, bool) {
 	if e.Listing == nil || e.Path == "" {
 		return nil, false
 	}
-	var st unix.Stat_t
-	if unix.Lstat(filepath.Join(e.Path, manifest.ManifestFile), &st) != nil {
+	st, err := lstatPath(filepath.Join(e.Path, manifest.ManifestFile))
+	if err != nil {
 		return nil, false
 	}
 	return e.indexed(&st)
 }
 
-func (e *Entry) indexed(st *unix.Stat_t) (*manifest.Manifest, bool) {
+func (e *Entry) indexed(st *fileStat) (*manifest.Manifest, bool) {
 	var buf [64]byte
 	fp, ok := appendFingerprint(buf[:0], st)
 	l := e.Listing
@@ -145,11 +142,7 @@ type Listings struct {
 // the full path).
 func (s *Store) Listings() *Listings {
 	dir := s.SkillsDir()
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		fd = -1
-	}
-	return &Listings{dir: dir, fd: fd}
+	return &Listings{dir: dir, fd: openDir(dir)}
 }
 
 // Indexed is e.Indexed.
@@ -165,8 +158,8 @@ func (l *Listings) Indexed(e *Entry) (*manifest.Manifest, bool) {
 	}
 	var buf [256]byte
 	rel := append(append(append(buf[:0], e.Path[len(l.dir)+1:]...), filepath.Separator), manifest.ManifestFile...)
-	var st unix.Stat_t
-	if unix.Fstatat(l.fd, string(rel), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+	st, ok := lstatAt(l.fd, string(rel))
+	if !ok {
 		return nil, false
 	}
 	return e.indexed(&st)
@@ -179,5 +172,5 @@ func (l *Listings) Close() error {
 	}
 	fd := l.fd
 	l.fd = -1
-	return unix.Close(fd)
+	return closeDir(fd)
 }

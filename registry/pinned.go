@@ -12,7 +12,7 @@ import (
 
 // fetchRequest is a FetchRequest with the store's object cache.
 func (s *Store) fetchRequest(url, ref, constraint string, progress io.Writer) gitsrc.FetchRequest {
-	return gitsrc.FetchRequest{URL: url, Ref: ref, Constraint: constraint, Progress: progress, CacheDir: filepath.Join(s.Home, "cache", "git")}
+	return gitsrc.FetchRequest{URL: url, Ref: ref, Constraint: constraint, Progress: progress, CacheDir: filepath.Join(s.Home, "cache", "git"), MaxFile: s.Limits.File}
 }
 
 // fetchPinned fetches exactly the commit e records (sync, rollback)

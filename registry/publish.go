@@ -64,7 +64,7 @@ func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, err
 	}
 	defer os.RemoveAll(tmp)
 	staged := filepath.Join(tmp, "skill")
-	if err := gitsrc.WriteTree(os.DirFS(dir), ".", staged); err != nil {
+	if err := gitsrc.WriteTree(os.DirFS(dir), ".", staged, s.Limits); err != nil {
 		return Published{}, fmt.Errorf("publish %s: copy %s: %w", req.Skill, dir, err)
 	}
 	dir = staged
@@ -173,7 +173,7 @@ func (s *Store) mirrorOne(ctx context.Context, le LockEntry, prefix string, prog
 		return MirrorResult{}, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := gitsrc.CheckoutSkill(snap, le.Path, tmp, nil); err != nil {
+	if err := gitsrc.CheckoutSkill(snap, le.Path, tmp, nil, s.Limits); err != nil {
 		return MirrorResult{}, fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
 	}
 	dir := filepath.Join(tmp, filepath.FromSlash(le.Path))

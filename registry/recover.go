@@ -1,12 +1,10 @@
 package registry
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/agentskills/agent/internal/flock"
 	"github.com/agentskills/agent/registry/manifest"
@@ -144,18 +142,6 @@ func swapped(inoFile, dir string) bool {
 	return ok && got == want
 }
 
-func inode(p string) (uint64, bool) {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return 0, false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return uint64(st.Ino), true
-}
-
 // recoverPlugins removes built plugins that no entry points at.
 func (s *Store) recoverPlugins(byName map[string]Entry) {
 	skills, _ := os.ReadDir(s.PluginsDir())
@@ -190,6 +176,8 @@ func within(dir, p string) bool {
 type work struct {
 	dir   string
 	owner *os.File
+	// prefix starts the names of a slot's entries (slot).
+	prefix string
 }
 
 // newWork creates a staging directory and holds a flock on its .owner file
@@ -210,7 +198,7 @@ func (s *Store) newWork() (*work, error) {
 	}
 	// Blocking: a reader probing whether the run is alive (workAlive,
 	// outside the registry lock) may hold the lock for an instant.
-	if err := flock.Do(f, syscall.LOCK_EX); err != nil {
+	if err := flock.Lock(f); err != nil {
 		f.Close()
 		os.RemoveAll(dir)
 		return nil, err
@@ -218,22 +206,19 @@ func (s *Store) newWork() (*work, error) {
 	return &work{dir: dir, owner: f}, nil
 }
 
-func (w *work) path(name string) string { return filepath.Join(w.dir, name) }
+func (w *work) path(name string) string { return filepath.Join(w.dir, w.prefix+name) }
 
-// slot is a staging area of its own inside w, for the i-th of several
-// skills staged at once; w's owner covers it.
-func (w *work) slot(i int) (*work, error) {
-	dir := w.path(fmt.Sprintf("slot-%d", i))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
-	}
-	return &work{dir: dir, owner: w.owner}, nil
+// slot is w for the i-th of several skills staged at once: its names
+// start with "i." (no folder is made for it: a mkdir per skill showed in
+// the profile of add --all).
+func (w *work) slot(i int) *work {
+	return &work{dir: w.dir, owner: w.owner, prefix: w.prefix + strconv.Itoa(i) + "."}
 }
 
 // close removes the staging directory, then releases ownership.
 func (w *work) close() {
 	_ = os.RemoveAll(w.dir)
-	_ = flock.Do(w.owner, syscall.LOCK_UN)
+	_ = flock.Unlock(w.owner)
 	w.owner.Close()
 }
 
@@ -243,9 +228,9 @@ func workAlive(dir string) bool {
 		return false
 	}
 	defer f.Close()
-	if err := flock.Do(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock.TryLock(f); err != nil {
 		return true
 	}
-	_ = flock.Do(f, syscall.LOCK_UN)
+	_ = flock.Unlock(f)
 	return false
 }

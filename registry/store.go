@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentskills/agent/registry/manifest"
@@ -128,6 +127,9 @@ type Store struct {
 	OCI *ocisrc.Client
 	// Mirrors serve pinned fetches of the git sources they cover (§18).
 	Mirrors []Mirror
+	// Limits bound the bytes of one file and of one skill that add,
+	// update, sync and publish write (max_file_size, max_skill_size).
+	Limits gitsrc.Limits
 
 	// hook, when set, is called at named points of a commit; tests use it
 	// to simulate a kill at that point.
@@ -355,12 +357,12 @@ func (s *Store) lock() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock registry: %w", err)
 	}
-	if err := flock.Do(f, syscall.LOCK_EX); err != nil {
+	if err := flock.Lock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock registry %s: %w", s.lockPath(), err)
 	}
 	return func() {
-		_ = flock.Do(f, syscall.LOCK_UN)
+		_ = flock.Unlock(f)
 		f.Close()
 	}, nil
 }

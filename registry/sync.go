@@ -197,7 +197,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 		return fmt.Errorf("%w: the skill folder %q is not in commit %s of %s", gitsrc.ErrNoSkill, le.Path, gitsrc.Short(le.Commit), le.Source)
 	}
 	repoDir := w.path("repo")
-	if err := gitsrc.CheckoutSkill(snap, le.Path, repoDir, nil); err != nil {
+	if err := gitsrc.CheckoutSkill(snap, le.Path, repoDir, nil, s.Limits); err != nil {
 		return fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(le.Path))
@@ -213,7 +213,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 		return err
 	}
 	if m.Plugin != nil && m.Plugin.Build != "" {
-		if err := gitsrc.CheckoutSkill(snap, le.Path, repoDir, m); err != nil {
+		if err := gitsrc.CheckoutSkill(snap, le.Path, repoDir, m, s.Limits); err != nil {
 			return fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
 		}
 	}

@@ -139,7 +139,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		return res, fmt.Errorf("%w: the skill folder %q is gone at %s; remove the skill and add it again", gitsrc.ErrNoSkill, e.Subdir, gitsrc.Short(newSHA))
 	}
 	repoDir := w.path("repo")
-	if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, nil); err != nil {
+	if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, nil, s.Limits); err != nil {
 		return res, fmt.Errorf("read %s at %s: %w", e.GitURL, gitsrc.Short(newSHA), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(e.Subdir))
@@ -148,7 +148,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		return res, err
 	}
 	if m.Plugin != nil && m.Plugin.Build != "" {
-		if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, m); err != nil {
+		if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, m, s.Limits); err != nil {
 			return res, fmt.Errorf("read %s at %s: %w", e.GitURL, gitsrc.Short(newSHA), err)
 		}
 	}

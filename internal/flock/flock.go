@@ -1,19 +1,23 @@
-// Package flock takes advisory whole-file locks (flock(2)) that serialise
-// writers across processes. It is a leaf: it imports nothing of the project.
+// Package flock takes advisory whole-file locks that serialise writers
+// across processes: flock(2) on Unix, LockFileEx on Windows. A lock
+// belongs to the open file: each Lock needs its own *os.File. It is a
+// leaf: it imports nothing of the project.
 package flock
 
 import (
+	"errors"
 	"os"
-	"syscall"
 )
 
-// Do applies how (syscall.LOCK_EX, LOCK_SH or LOCK_UN, optionally with
-// LOCK_NB) to f, retrying when a signal interrupts the wait.
-func Do(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
+// ErrBusy is TryLock's answer when another open file holds the lock.
+var ErrBusy = errors.New("file is locked by another process")
+
+// Lock waits for an exclusive lock on f.
+func Lock(f *os.File) error { return lock(f, true) }
+
+// TryLock takes an exclusive lock on f if no one holds it, else returns
+// ErrBusy at once.
+func TryLock(f *os.File) error { return lock(f, false) }
+
+// Unlock releases f's lock; closing f releases it too.
+func Unlock(f *os.File) error { return unlock(f) }

@@ -1,6 +1,10 @@
+//go:build unix
+
 package mcp_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -209,4 +213,80 @@ func benchInProcess(b *testing.B, st, ct sdkmcp.Transport) {
 		}
 	}
 	cpu.report(b)
+}
+
+// BenchmarkWarmCallServer is SPEC §11's warm tools/call ratio with the
+// client taken out: the server runs in this process on the transport
+// `agent mcp` serves stdio with, a raw JSON-RPC tools/call line goes in
+// and the answer line comes out (no client decoding, as ToolsList50/server
+// does), and each iteration also makes one host call to the same plugin
+// binary, so both see the same load. server/host is what serving a call
+// over MCP adds to the host's call; WarmCall/alternating adds go-sdk's
+// client and one more process hop on top.
+func BenchmarkWarmCallServer(b *testing.B) {
+	home := sharedHome(b)
+	raw := json.RawMessage(`{"text":"hi"}`)
+	e, err := registry.NewStore(home).Get("probe")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := host.New(host.WithStateDir(filepath.Join(b.TempDir(), "state")))
+	defer h.Close()
+	h.Register(host.Plugin{Name: "probe", Path: e.Plugin.Path, SHA256: e.Plugin.SHA256, Dir: e.Path})
+	srv, err := mcp.New(context.Background(), mcp.Options{
+		Load: func(ctx context.Context) (*workspace.Workspace, error) {
+			return workspace.Load(ctx, workspace.Config{Home: home, Skills: "all", AgentVersion: "0.1.0"})
+		},
+		IdleTimeout: -1,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.ServeTransport(ctx, mcp.LineTransport(inR, outW)) }()
+	defer func() { inW.Close(); cancel(); outR.Close(); <-done }()
+	out := bufio.NewReaderSize(outR, 1<<16)
+	send := func(line string) {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	recv := func() []byte {
+		line, err := out.ReadSlice('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return line
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	recv()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
+	send(call)
+	if first := recv(); !bytes.Contains(first, []byte(`"hi"`)) || bytes.Contains(first, []byte(`"isError":true`)) {
+		b.Fatalf("tools/call answer: %.300s", first)
+	}
+	if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
+		b.Fatal(err)
+	}
+	var hostT, srvT time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		send(call)
+		recv()
+		hostT += t1.Sub(t0)
+		srvT += time.Since(t1)
+	}
+	b.ReportMetric(float64(hostT)/float64(b.N), "host-ns/call")
+	b.ReportMetric(float64(srvT)/float64(b.N), "server-ns/call")
+	b.ReportMetric(float64(srvT)/float64(hostT), "server/host")
 }

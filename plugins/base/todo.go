@@ -10,9 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/agentskills/agent/internal/atomicfile"
+	"github.com/agentskills/agent/internal/flock"
+	"github.com/agentskills/agent/internal/platform"
 )
 
 // todoFile holds the todo list, per workspace, in the state folder.
@@ -65,7 +66,7 @@ func (s *service) todos(fn func(list []Todo) ([]Todo, bool, error)) ([]Todo, err
 		return nil, w.fail(stateDir, err)
 	}
 	defer d.Close()
-	lock, err := d.OpenFile("todos.lock", os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	lock, err := d.OpenFile("todos.lock", os.O_RDWR|os.O_CREATE|platform.NoFollow, 0o644)
 	if err != nil {
 		return nil, w.fail(filepath.Join(stateDir, "todos.lock"), err)
 	}
@@ -73,7 +74,7 @@ func (s *service) todos(fn func(list []Todo) ([]Todo, bool, error)) ([]Todo, err
 	if err := w.checkFile(lock, stateDir); err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := flock.Lock(lock); err != nil {
 		return nil, fmt.Errorf("lock the todo list: %w", err)
 	}
 	var list []Todo

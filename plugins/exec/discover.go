@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/agentskills/agent/internal/platform"
 )
 
 // Sentinel errors of discovery and name resolution.
@@ -295,7 +297,7 @@ func find(list []Script, name string) (Script, error) {
 
 // readScript reads a script without following a symbolic link, bounded.
 func readScript(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|platform.NoFollow|platform.NonBlock, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("%w: %s is a symbolic link; replace it with a regular file", ErrRejected, p)

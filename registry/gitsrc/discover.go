@@ -83,6 +83,9 @@ type Discovery struct {
 	rootName string
 	walked   bool
 	listings map[string][]fs.DirEntry // directories read so far, at most walkMaxDirs
+	// unsafe is the first folder read that holds an entry no checkout
+	// may write (ErrUnsafeEntry): Select refuses the repository then.
+	unsafe error
 }
 
 // Discover finds the skills in a repository tree, in the order of SPEC §6,
@@ -319,6 +322,14 @@ func inside(p string) (string, bool) {
 // before it is an error. A name two skills share is an error listing both
 // paths. source names the repository in messages.
 func (d *Discovery) Select(selectors []string, all bool, source string) ([]Found, error) {
+	out, err := d.selectFound(selectors, all, source)
+	if d.unsafe != nil {
+		return nil, fmt.Errorf("%s: %w", source, d.unsafe)
+	}
+	return out, err
+}
+
+func (d *Discovery) selectFound(selectors []string, all bool, source string) ([]Found, error) {
 	if all {
 		if len(selectors) > 0 {
 			return nil, fmt.Errorf("give skill names or --all, not both")
@@ -544,6 +555,9 @@ func (d *Discovery) list(dir string) []fs.DirEntry {
 	}
 	ents, err := fs.ReadDir(d.fsys, dir)
 	if err != nil {
+		if errors.Is(err, ErrUnsafeEntry) && d.unsafe == nil {
+			d.unsafe = err
+		}
 		ents = nil
 	}
 	d.listings[dir] = ents
@@ -731,5 +745,6 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	return createCopy(dst, in, fi)
+	_, err = createCopy(dst, in, fi)
+	return err
 }

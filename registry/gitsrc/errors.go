@@ -13,4 +13,9 @@ var (
 	ErrAmbiguousSkill    = errors.New("several skills found")
 	ErrRefNotFound       = errors.New("ref not found")
 	ErrNoMatchingVersion = errors.New("no matching version")
+	// ErrUnsafeEntry is a tree entry no checkout may write: named ".",
+	// "..", empty, or holding "/" or NUL (SPEC §12).
+	ErrUnsafeEntry = errors.New("unsafe git tree entry")
+	// ErrTooLarge is a file or skill over its size limit (Limits).
+	ErrTooLarge = errors.New("too large")
 )

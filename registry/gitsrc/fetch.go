@@ -15,18 +15,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/agentskills/agent/internal/flock"
 	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -44,6 +40,9 @@ type FetchRequest struct {
 	// Path is the skill folder the caller needs, when it knows it (a
 	// pinned fetch): a mirror holds single folders, not whole trees.
 	Path string
+	// MaxFile is the largest object a fetch takes (0: DefaultFileLimit):
+	// the pack parser holds each object whole in memory.
+	MaxFile int64
 }
 
 // Snapshot is one fetched commit. FS is its tree (slash paths, fs.ValidPath
@@ -139,7 +138,7 @@ func (g *GoGit) fetchLocal(p string, req FetchRequest) (*Snapshot, error) {
 	} else if _, err := os.Stat(filepath.Join(p, "HEAD")); err != nil {
 		return nil, fmt.Errorf("fetch %s: %w: %s does not exist or is not a git repository; check the path", req.URL, ErrRepoNotFound, p)
 	}
-	st := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRU(serverCacheSize))
+	st := newStorage(gitDir)
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", req.URL, classifyGitError(req.URL, err))
@@ -445,7 +444,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 			g.debug("fetch: the shallow fetch did not bring the commit; fetching the full history", "url", req.URL, "commit", t.Hash.String())
 		case errors.Is(err, git.ErrExactSHA1NotSupported):
 			g.debug("fetch: the server does not serve commits by SHA; fetching the full history", "url", req.URL, "commit", t.Hash.String())
-		case errors.Is(err, ErrUnreachable), errors.Is(err, ErrAuthRequired), errors.Is(err, ErrRepoNotFound), ctx.Err() != nil:
+		case errors.Is(err, ErrUnreachable), errors.Is(err, ErrAuthRequired), errors.Is(err, ErrRepoNotFound), errors.Is(err, ErrTooLarge), ctx.Err() != nil:
 			if fresh {
 				g.dropCache(req.CacheDir, req.URL, "")
 			}
@@ -501,7 +500,12 @@ func (g *GoGit) fetchFull(ctx context.Context, req FetchRequest, t resolved) (*S
 
 // fetchInto fetches refspecs into the cache repository at depth (0: all).
 func (g *GoGit) fetchInto(ctx context.Context, repo *git.Repository, req FetchRequest, spec config.RefSpec, depth int, more ...config.RefSpec) error {
-	remote := git.NewRemote(repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{req.URL}})
+	max := req.MaxFile
+	if max <= 0 {
+		max = DefaultFileLimit
+	}
+	st := sizeCheckedStorer{Storer: repo.Storer, max: max}
+	remote := git.NewRemote(st, &config.RemoteConfig{Name: "origin", URLs: []string{req.URL}})
 	opts := &git.FetchOptions{
 		RemoteName: "origin",
 		RefSpecs:   append([]config.RefSpec{spec}, more...),
@@ -572,18 +576,18 @@ func (g *GoGit) openCache(cacheDir, u, kind string) (unlock func(), repo *git.Re
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("fetch %s: cache: %w", u, err)
 	}
-	if err := flock.Do(lockFile, syscall.LOCK_EX); err != nil {
+	if err := flock.Lock(lockFile); err != nil {
 		lockFile.Close()
 		return nil, nil, false, fmt.Errorf("fetch %s: cache lock: %w", u, err)
 	}
 	var once sync.Once
 	unlock = func() {
 		once.Do(func() {
-			_ = flock.Do(lockFile, syscall.LOCK_UN)
+			_ = flock.Unlock(lockFile)
 			lockFile.Close()
 		})
 	}
-	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(serverCacheSize))
+	st := newStorage(dir)
 	repo, err = git.Open(st, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		fresh = true
@@ -593,7 +597,7 @@ func (g *GoGit) openCache(cacheDir, u, kind string) (unlock func(), repo *git.Re
 		// A cache a killed fetch left unreadable is rebuilt, never trusted.
 		g.debug("fetch: cache unreadable; starting it again", "dir", dir, "error", err.Error())
 		_ = os.RemoveAll(dir)
-		st = filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRU(serverCacheSize))
+		st = newStorage(dir)
 		fresh = true
 		repo, err = git.Init(st, nil)
 	}
@@ -615,19 +619,19 @@ func (g *GoGit) dropCache(cacheDir, u, kind string) {
 // CheckoutSkill writes the skill folder dir of snap under repoDir, in place
 // of the manifests writeManifests put there. A plugin built from a Go
 // module whose go.mod lies above the skill needs the rest of that module,
-// so then the whole tree is written.
-func CheckoutSkill(snap *Snapshot, dir, repoDir string, m *manifest.Manifest) error {
+// so then the whole tree is written. lim bounds what is written.
+func CheckoutSkill(snap *Snapshot, dir, repoDir string, m *manifest.Manifest, lim Limits) error {
 	if m != nil && m.Plugin != nil && m.Plugin.Build != "" && moduleOutside(snap.FS, dir, m.Plugin.Build) {
 		if err := os.RemoveAll(repoDir); err != nil {
 			return err
 		}
-		return WriteTree(snap.FS, ".", repoDir)
+		return WriteTree(snap.FS, ".", repoDir, lim)
 	}
 	out := filepath.Join(repoDir, filepath.FromSlash(dir))
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
-	return WriteTree(snap.FS, dir, out)
+	return WriteTree(snap.FS, dir, out, lim)
 }
 
 // moduleOutside reports whether the Go module of the package build (a

@@ -241,7 +241,7 @@ func TestTreeFS(t *testing.T) {
 		t.Fatalf("scripts/tool.sh: %v, mode %v; want executable", err, fi)
 	}
 	dst := filepath.Join(t.TempDir(), "out")
-	if err := WriteTree(snap.FS, "scripts", dst); err != nil {
+	if err := WriteTree(snap.FS, "scripts", dst, Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(dst, "tool.sh")); err != nil || fi.Mode()&0o111 == 0 {
@@ -275,10 +275,62 @@ func TestTreeFSSymlinks(t *testing.T) {
 	}
 	// CopySkill refuses the link that leaves the skill, as for a checkout.
 	dst := t.TempDir()
-	if err := WriteTree(snap.FS, "skill", filepath.Join(dst, "skill")); err != nil {
+	if err := WriteTree(snap.FS, "skill", filepath.Join(dst, "skill"), Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := CopySkill(filepath.Join(dst, "skill"), filepath.Join(dst, "copy")); err == nil {
 		t.Fatal("CopySkill accepted a link out of the skill")
+	}
+}
+
+// TestFetchSizeLimits fetches a 3 MiB file over http: within the limits it
+// is written whole (streamed: over streamAbove); under a smaller per-file
+// limit the pack is refused while it streams in, and WriteTree refuses a
+// file or a skill over its limit before writing it.
+func TestFetchSizeLimits(t *testing.T) {
+	t.Parallel()
+	data := strings.Repeat("0123456789abcdef", 3<<16) // 3 MiB
+	r := gittest.NewRepo(t, map[string]string{"SKILL.md": "---\nname: big\ndescription: d\n---\n", "data.bin": data, "small.txt": "small\n"})
+	u := gittest.ServeRepo(t, r)
+	for _, tc := range []struct {
+		name    string
+		maxFile int64
+		lim     Limits
+		want    error
+	}{
+		{name: "within the limits", maxFile: 4 << 20},
+		{name: "default limits"},
+		{name: "pack over the file limit", maxFile: 1 << 20, want: ErrTooLarge},
+		{name: "file over the file limit", maxFile: 4 << 20, lim: Limits{File: 1 << 20}, want: ErrTooLarge},
+		{name: "skill over the skill limit", maxFile: 4 << 20, lim: Limits{Skill: 3<<20 + 10}, want: ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			snap, err := (&GoGit{}).Fetch(context.Background(), FetchRequest{URL: u, CacheDir: t.TempDir(), MaxFile: tc.maxFile})
+			if err == nil {
+				err = WriteTree(snap.FS, ".", filepath.Join(t.TempDir(), "out"), tc.lim)
+			}
+			if tc.want != nil {
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("err = %v; want %v", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// Written whole when allowed.
+	snap, err := (&GoGit{}).Fetch(context.Background(), FetchRequest{URL: u, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if err := WriteTree(snap.FS, ".", out, Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(out, "data.bin")); err != nil || string(got) != data {
+		t.Fatalf("data.bin: %d bytes, %v; want %d bytes", len(got), err, len(data))
 	}
 }

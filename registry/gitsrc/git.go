@@ -86,6 +86,18 @@ func useOwnTransports() {
 // next to the client's copy; objects larger than the cache are not cached.
 const serverCacheSize = 4 << 20
 
+// streamAbove is the size over which an object is read from disk as it
+// is used instead of into memory when it is opened (go-git's
+// LargeObjectThreshold; 0 would read every object whole, so that merely
+// asking a 1 GiB blob its size would allocate 1 GiB).
+const streamAbove = 1 << 20
+
+// newStorage opens the object store of a git directory with a small
+// object cache and large objects streamed.
+func newStorage(gitDir string) *filesystem.Storage {
+	return filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRU(serverCacheSize), filesystem.Options{LargeObjectThreshold: streamAbove})
+}
+
 // localLoader opens a local repository, bare or not, for the in-process
 // file transport.
 type localLoader struct{}
@@ -101,7 +113,7 @@ func (localLoader) Load(ep *transport.Endpoint) (storer.Storer, error) {
 	} else if _, err := os.Stat(p + "/HEAD"); err != nil {
 		return nil, transport.ErrRepositoryNotFound
 	}
-	return filesystem.NewStorage(osfs.New(p), cache.NewObjectLRU(serverCacheSize)), nil
+	return newStorage(p), nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

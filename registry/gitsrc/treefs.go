@@ -1,12 +1,14 @@
 package gitsrc
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -190,6 +192,9 @@ func (t TreeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	out := make([]fs.DirEntry, 0, len(tree.Entries))
 	for i := range tree.Entries {
 		e := &tree.Entries[i]
+		if err := checkEntryName(name, e.Name); err != nil {
+			return nil, err
+		}
 		if e.Mode == filemode.Submodule {
 			continue
 		}
@@ -198,6 +203,20 @@ func (t TreeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	// Git sorts a directory as if its name ended in '/'; fs wants names.
 	sortDirEntries(out)
 	return out, nil
+}
+
+// checkEntryName refuses a name that git itself never writes into a tree
+// but a crafted object can hold: "." or ".." would walk a folder again or
+// climb out of the checkout, "/" would reach into another folder.
+func checkEntryName(dir, name string) error {
+	if name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00") {
+		return nil
+	}
+	p := name
+	if dir != "." {
+		p = dir + "/" + name
+	}
+	return fmt.Errorf("%w %q at %s: a git tree may not hold the names \".\", \"..\", \"\" or names with \"/\" or NUL; the repository was crafted or is corrupt, so it cannot be installed", ErrUnsafeEntry, name, p)
 }
 
 func sortDirEntries(es []fs.DirEntry) {
@@ -269,14 +288,48 @@ func (d *treeDir) ReadDir(n int) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
+// Limits bound what a checkout writes (SPEC §12): a skill's files are
+// read into memory by nothing, but a repository that packs a 1 GiB file of
+// zeros into a megabyte must not fill the disk either. Zero fields take
+// the defaults.
+type Limits struct {
+	File  int64 // bytes in one file; 0 is DefaultFileLimit
+	Skill int64 // bytes in all the files written; 0 is DefaultSkillLimit
+}
+
+// Default size limits: far above any skill's scripts and references, far
+// below what would hurt a laptop.
+const (
+	DefaultFileLimit  = 64 << 20
+	DefaultSkillLimit = 256 << 20
+)
+
+func (l Limits) file() int64 {
+	if l.File > 0 {
+		return l.File
+	}
+	return DefaultFileLimit
+}
+
+func (l Limits) skill() int64 {
+	if l.Skill > 0 {
+		return l.Skill
+	}
+	return DefaultSkillLimit
+}
+
 // WriteTree writes the folder dir of fsys (a slash path; "" or "." for
 // the root) to dst, which must not exist: regular files with their
 // executable bit, folders, and symbolic links as links (CopySkill decides
-// later whether a link may stay).
-func WriteTree(fsys fs.FS, dir, dst string) error {
+// later whether a link may stay). A file over lim.File, or files that add
+// up to more than lim.Skill, stop it with ErrTooLarge before they are
+// read (by their size in the object store) and while they are copied
+// (should that size lie).
+func WriteTree(fsys fs.FS, dir, dst string, lim Limits) error {
 	if dir == "" {
 		dir = "."
 	}
+	var total int64
 	return fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -303,39 +356,65 @@ func WriteTree(fsys fs.FS, dir, dst string) error {
 			}
 			return os.Symlink(target, out)
 		case t.IsRegular():
-			return writeFile(fsys, p, out, d)
+			n, err := writeFile(fsys, p, out, d, lim.file(), lim.skill()-total)
+			total += n
+			if errors.Is(err, errOverSkill) {
+				return fmt.Errorf("%w: the files of %s add up to more than %d bytes (at %s); raise max_skill_size in config.yaml if the skill needs them", ErrTooLarge, dir, lim.skill(), p)
+			}
+			return err
 		}
 		return nil
 	})
 }
 
-func writeFile(fsys fs.FS, name, out string, d fs.DirEntry) error {
-	var fi fs.FileInfo
-	if info, err := d.Info(); err == nil {
-		fi = info
+// errOverSkill is writeFile's "over what is left of the skill's limit".
+var errOverSkill = errors.New("over the skill limit")
+
+// writeFile copies name to out and returns how many bytes it wrote: at
+// most fileLimit (else ErrTooLarge) and left (else errOverSkill).
+func writeFile(fsys fs.FS, name, out string, d fs.DirEntry, fileLimit, left int64) (int64, error) {
+	fi, err := d.Info()
+	if err != nil {
+		return 0, err
+	}
+	over := func(size int64) (int64, error) {
+		if size > fileLimit {
+			return 0, fmt.Errorf("%w: %s is %d bytes, over the limit of %d bytes per file; raise max_file_size in config.yaml if the skill needs it", ErrTooLarge, name, size, fileLimit)
+		}
+		return 0, errOverSkill
+	}
+	if size := fi.Size(); size > fileLimit || size > left {
+		return over(size)
 	}
 	in, err := fsys.Open(name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer in.Close()
-	return createCopy(out, in, fi)
+	limit := min(fileLimit, left)
+	n, err := createCopy(out, io.LimitReader(in, limit+1), fi)
+	if err == nil && n > limit {
+		return over(n)
+	}
+	return n, err
 }
 
 // createCopy creates dst, which must not exist, with what in holds:
-// executable (0755) when fi is executable, else 0644.
-func createCopy(dst string, in io.Reader, fi fs.FileInfo) error {
+// executable (0755) when fi is executable, else 0644. It returns the
+// bytes written.
+func createCopy(dst string, in io.Reader, fi fs.FileInfo) (int64, error) {
 	mode := os.FileMode(0o644)
 	if fi != nil && fi.Mode()&0o111 != 0 {
 		mode = 0o755
 	}
 	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := io.Copy(f, in); err != nil {
+	n, err := io.Copy(f, in)
+	if err != nil {
 		f.Close()
-		return err
+		return n, err
 	}
-	return f.Close()
+	return n, f.Close()
 }

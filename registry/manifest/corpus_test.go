@@ -153,6 +153,7 @@ func FuzzRecoverFrontMatter(f *testing.F) {
 		"metadata: [[[[[[]]]]]]\n",
 		"description: |\n  a: b\n",
 		"a: &x 1\nb: *x\n",
+		"name: a\n  description: b\n  license: c\n    x: y\n",
 		"version: 1.0.0\nmetadata:\n  agent.version: 1.0\n  agent.plugin.build: ../x\n  agent.plugin.command: y\n  agent.verison: z\n",
 	} {
 		f.Add(s)

@@ -377,6 +377,20 @@ func (p *parser) loadYAML(front []string) *yaml.Node {
 	var doc yaml.Node
 	err := yaml.Unmarshal([]byte(strings.Join(front, "")), &doc)
 	if err != nil {
+		if fixed, lines := dedentKeys(front); len(lines) > 0 {
+			for _, l := range lines {
+				key, _, _ := strings.Cut(strings.TrimSpace(fixed[l-1]), ":")
+				p.recoverf(l+p.offset, "%q is indented under the line above, so YAML would read it as part of that value; it is read as the key %s; remove the indentation", strings.TrimSpace(front[l-1]), key)
+			}
+			front = fixed
+			p.src = fixed
+			var again yaml.Node
+			if err = yaml.Unmarshal([]byte(strings.Join(fixed, "")), &again); err == nil {
+				doc = again
+			}
+		}
+	}
+	if err != nil {
 		if fixed, fixes := quotePlainValues(front); len(fixes) > 0 {
 			var again yaml.Node
 			if yaml.Unmarshal([]byte(strings.Join(fixed, "")), &again) == nil {
@@ -404,6 +418,37 @@ func (p *parser) loadYAML(front []string) *yaml.Node {
 		return doc.Content[0]
 	}
 	return nil
+}
+
+// dedentKeys returns front with each indented line that starts with a
+// known key (`  description: ...`) right after a top-level `key: value`
+// line moved to the top level, and the 1-based lines it moved. A plain
+// value cannot have children, so YAML would fail there, and folding the
+// line into the value above would merge the description into the name.
+func dedentKeys(front []string) ([]string, []int) {
+	out := append([]string(nil), front...)
+	var moved []int
+	prevPlain := false // the last non-blank line is a top-level key with a plain value
+	for i, raw := range out {
+		line := strings.TrimRight(raw, "\r\n")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			t := strings.TrimSpace(line)
+			key, _, ok := strings.Cut(t, ":")
+			if ok && prevPlain && slices.Contains(knownKeys, key) && (len(t) == len(key)+1 || t[len(key)+1] == ' ') {
+				out[i] = t + raw[len(line):]
+				moved = append(moved, i+1)
+				continue // prevPlain carries on from the moved line
+			}
+			prevPlain = false
+			continue
+		}
+		m := topKeyRE.FindStringSubmatch(line)
+		prevPlain = m != nil && !strings.ContainsAny(m[2][:1], "|>&*!#{[")
+	}
+	return out, moved
 }
 
 // quoteFix is one value quotePlainValues quoted.

@@ -38,6 +38,9 @@ type Config struct {
 	PassEnv []string
 	// Mirrors is mirrors: in config.yaml (SPEC §18).
 	Mirrors []registry.Mirror
+	// Limits are max_file_size and max_skill_size (AGENT_MAX_FILE_SIZE,
+	// AGENT_MAX_SKILL_SIZE), bytes: what add, update and sync write.
+	Limits gitsrc.Limits
 }
 
 // Factory hands commands what they need, built lazily so that a command pays
@@ -203,6 +206,7 @@ func (f *Factory) Store() (*registry.Store, error) {
 	// Fetch fallbacks (a full history instead of one commit) show at debug.
 	s.Git = &gitsrc.GoGit{Debug: f.logger(cfg).Debug}
 	s.Mirrors = cfg.Mirrors
+	s.Limits = cfg.Limits
 	return s, nil
 }
 
@@ -224,6 +228,8 @@ func (f *Factory) loadConfig() (*Config, error) {
 	v.SetDefault("script_timeout", 60)
 	v.SetDefault("max_script_output", 1<<20)
 	v.SetDefault("log_level", "warn")
+	v.SetDefault("max_file_size", gitsrc.DefaultFileLimit)
+	v.SetDefault("max_skill_size", gitsrc.DefaultSkillLimit)
 	path := filepath.Join(home, "config.yaml")
 	if _, statErr := os.Stat(path); statErr == nil {
 		v.SetConfigFile(path)
@@ -238,6 +244,8 @@ func (f *Factory) loadConfig() (*Config, error) {
 		"max_script_output": "AGENT_MAX_SCRIPT_OUTPUT",
 		"uv":                "AGENT_UV",
 		"log_level":         "AGENT_LOG_LEVEL",
+		"max_file_size":     "AGENT_MAX_FILE_SIZE",
+		"max_skill_size":    "AGENT_MAX_SKILL_SIZE",
 	} {
 		if val := f.getenv(env); val != "" {
 			v.Set(key, val)
@@ -273,6 +281,10 @@ func (f *Factory) loadConfig() (*Config, error) {
 		if err := m.Check(); err != nil {
 			return nil, fmt.Errorf("read mirrors: in %s: %w", path, err)
 		}
+	}
+	cfg.Limits = gitsrc.Limits{File: v.GetInt64("max_file_size"), Skill: v.GetInt64("max_skill_size")}
+	if cfg.Limits.File <= 0 || cfg.Limits.Skill <= 0 {
+		return nil, fmt.Errorf("AGENT_MAX_FILE_SIZE and AGENT_MAX_SKILL_SIZE (max_file_size, max_skill_size) must be positive numbers of bytes, got %q and %q", v.GetString("max_file_size"), v.GetString("max_skill_size"))
 	}
 	cfg.MaxScriptOutput = v.GetInt64("max_script_output")
 	if cfg.MaxScriptOutput <= 0 {

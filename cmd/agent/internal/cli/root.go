@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -52,7 +54,7 @@ Start with:
 		Version: Version,
 	}
 	root.SetVersionTemplate(versionText())
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(flagTypo(c, err)) })
 
 	skill := &cobra.Command{
 		Use:   "skill",
@@ -139,4 +141,26 @@ func exitCode(ios *IOStreams, err error) int {
 	}
 	fmt.Fprintf(ios.ErrOut, "agent: %s\n", describe(err))
 	return 1
+}
+
+// flagTypo adds the nearest flag of c to an unknown-flag error:
+// "unknown flag: --trus; did you mean --trust?".
+func flagTypo(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var names []string
+	add := func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	}
+	c.Flags().VisitAll(add)
+	c.InheritedFlags().VisitAll(add)
+	if s := manifest.Suggest(name, names); s != "" {
+		return fmt.Errorf("%w; did you mean --%s?", err, s)
+	}
+	return err
 }
