@@ -48,9 +48,10 @@ var (
 	ErrLink = errors.New("skill folder holds a symbolic link")
 )
 
-// pycache is left out of the hash: Python writes it next to scripts (the
-// exec plugin runs scripts with PYTHONDONTWRITEBYTECODE=1, but python3 run
-// by hand does not), and Python checks it against the source anyway.
+// pycache is left out of the hash: Python writes it next to scripts when
+// run by hand. It is never installed, and it never runs: the exec plugin
+// runs scripts with PYTHONPYCACHEPREFIX in a temp folder of each run, so
+// Python never reads a __pycache__ beside them (SPEC §12).
 const pycache = "__pycache__"
 
 // racyWindow is how old a file's ctime must be, when it is hashed, for its

@@ -8,13 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
 
 	"github.com/agentskills/agent/internal/atomicfile"
+	"github.com/agentskills/agent/internal/lazyregexp"
 )
 
 // ErrConfigFile: a client's configuration file cannot be read as its
@@ -194,7 +194,7 @@ func lineDepth(b []byte, at int, unit string) int {
 	return strings.Count(ws, unit)
 }
 
-var tomlHeaderRE = regexp.MustCompile(`^\s*\[`)
+var tomlHeaderRE = lazyregexp.New(`^\s*\[`)
 
 // mergeTOML replaces the [mcp_servers.agent] table (and its sub-tables)
 // in codex's config.toml, or appends it, keeping every other line,

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentskills/agent/internal/lazyregexp"
 )
 
 // errNoFrontmatter is a SKILL.md that does not open with a "---" line or
@@ -17,7 +18,7 @@ var errNoFrontmatter = errors.New("SKILL.md has no YAML frontmatter between two 
 
 // closeFence is the frontmatter's closing line, as the reference skills
 // client finds it.
-var closeFence = regexp.MustCompile(`(?m)^---[\t ]*$`)
+var closeFence = lazyregexp.New(`(?m)^---[\t ]*$`)
 
 // frontmatterValues renders the frontmatter of a SKILL.md as the JSON
 // object the skills extension carries (SEP-2640 "Frontmatter"): every
@@ -33,7 +34,7 @@ func frontmatterValues(skillMD []byte) (map[string]any, error) {
 	if !ok {
 		return nil, errNoFrontmatter
 	}
-	loc := closeFence.FindIndex(rest)
+	loc := closeFence.Re().FindIndex(rest)
 	if loc == nil {
 		return nil, errNoFrontmatter
 	}
@@ -114,14 +115,14 @@ func coreValue(n *yaml.Node, depth int) (any, error) {
 
 // The YAML 1.2 core schema's plain scalars (YAML 1.2.2 §10.3.2).
 var (
-	coreNull    = regexp.MustCompile(`^(?:~|null|Null|NULL)$`)
-	coreTrue    = regexp.MustCompile(`^(?:true|True|TRUE)$`)
-	coreFalse   = regexp.MustCompile(`^(?:false|False|FALSE)$`)
-	coreInt     = regexp.MustCompile(`^[+-]?[0-9]+$`)
-	coreOctal   = regexp.MustCompile(`^0o[0-7]+$`)
-	coreHex     = regexp.MustCompile(`^0x[0-9A-Fa-f]+$`)
-	coreFloat   = regexp.MustCompile(`^[+-]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[Ee][+-]?[0-9]+)?$`)
-	coreSpecial = regexp.MustCompile(`^(?:[+-]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	coreNull    = lazyregexp.New(`^(?:~|null|Null|NULL)$`)
+	coreTrue    = lazyregexp.New(`^(?:true|True|TRUE)$`)
+	coreFalse   = lazyregexp.New(`^(?:false|False|FALSE)$`)
+	coreInt     = lazyregexp.New(`^[+-]?[0-9]+$`)
+	coreOctal   = lazyregexp.New(`^0o[0-7]+$`)
+	coreHex     = lazyregexp.New(`^0x[0-9A-Fa-f]+$`)
+	coreFloat   = lazyregexp.New(`^[+-]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[Ee][+-]?[0-9]+)?$`)
+	coreSpecial = lazyregexp.New(`^(?:[+-]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
 )
 
 // corePlain types one plain scalar by the core schema; anything else, a

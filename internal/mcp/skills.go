@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/internal/workspace"
 )
 
@@ -194,7 +194,7 @@ func skillEntryOf(tree *skillTree, digests func() (map[string]string, error)) (*
 	return e, nil
 }
 
-var skillNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var skillNameRE = lazyregexp.New(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // checkFrontmatter applies the rules a client checks an entry against
 // (Agent Skills names and lengths, and the URI's last segment equal to the

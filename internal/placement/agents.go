@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Agent is one row of the agent table (agents.json): the skill folders an
@@ -64,7 +65,9 @@ func (a Agent) Reads(folder string, global bool) bool {
 //go:embed agents.json
 var agentsJSON []byte
 
-var table = mustTable(agentsJSON)
+// table parses agents.json on first use: every command links this
+// package, few use it, and parsing at init cost each start 0.3 ms.
+var table = sync.OnceValue(func() []Agent { return mustTable(agentsJSON) })
 
 func mustTable(data []byte) []Agent {
 	var t struct {
@@ -77,7 +80,7 @@ func mustTable(data []byte) []Agent {
 }
 
 // Agents is the agent table, in its file's order.
-func Agents() []Agent { return append([]Agent(nil), table...) }
+func Agents() []Agent { return append([]Agent(nil), table()...) }
 
 // Env says where folders resolve: Home for "~/", Project for the rest.
 type Env struct {
@@ -116,7 +119,7 @@ func Lookup(value string, env Env) ([]Agent, error) {
 		}
 		if n == "detected" {
 			found := false
-			for _, a := range table {
+			for _, a := range table() {
 				if env.Detected(a) {
 					found = true
 					if !seen[a.Name] {
@@ -155,7 +158,7 @@ func byName(n string) (Agent, bool) {
 	if a, ok := aliases[n]; ok {
 		n = a
 	}
-	for _, a := range table {
+	for _, a := range table() {
 		if a.Name == n {
 			return a, true
 		}
@@ -164,8 +167,8 @@ func byName(n string) (Agent, bool) {
 }
 
 func unknownAgent(n string) error {
-	names := make([]string, 0, len(table))
-	for _, a := range table {
+	names := make([]string, 0, len(table()))
+	for _, a := range table() {
 		names = append(names, a.Name)
 	}
 	best, dist := "", 1<<30

@@ -534,7 +534,18 @@ func envOf(t testing.TB, res sdk.Result) map[string]string {
 	if err := json.Unmarshal(res.Value, &got); err != nil {
 		t.Fatalf("result %s: %v", res.Value, err)
 	}
+	checkPycachePrefix(t, got.Env["PYTHONPYCACHEPREFIX"])
+	delete(got.Env, "PYTHONPYCACHEPREFIX")
 	return got.Env
+}
+
+// checkPycachePrefix checks that a script ran with its bytecode in a temp
+// folder of its run, never beside the skill's files (SPEC §12).
+func checkPycachePrefix(t testing.TB, p string) {
+	t.Helper()
+	if filepath.Base(p) != "pycache" || !strings.HasPrefix(filepath.Base(filepath.Dir(p)), "agent-script-") {
+		t.Errorf("PYTHONPYCACHEPREFIX = %q; want a pycache folder in the run's temp folder", p)
+	}
 }
 
 func TestEnvironment(t *testing.T) {
@@ -638,7 +649,13 @@ func readRecording(t testing.TB, rec string) recording {
 	r := recording{
 		argv: strings.Split(strings.TrimSuffix(read(".argv"), "\x00"), "\x00"),
 		cwd:  strings.TrimSpace(read(".cwd")),
-		env:  strings.Split(strings.TrimSuffix(read(".env"), "\x00"), "\x00"),
+	}
+	for _, kv := range strings.Split(strings.TrimSuffix(read(".env"), "\x00"), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "PYTHONPYCACHEPREFIX="); ok {
+			checkPycachePrefix(t, v)
+			continue
+		}
+		r.env = append(r.env, kv)
 	}
 	sort.Strings(r.env)
 	return r

@@ -79,14 +79,18 @@ var resolved sync.Map
 // folder of its own (its TMPDIR, removed afterwards).
 func (s *service) runConfined(ctx context.Context, t *target, in interpreter, args []string, wantJSON bool, env []string) (*outcome, error) {
 	dir := filepath.Dir(t.script.Path)
-	if s.cfg.NoSandbox {
-		return s.run.run(ctx, in.argv(t.script.Path, args, wantJSON), dir, env, nil)
-	}
 	tmp, err := os.MkdirTemp("", "agent-script-")
 	if err != nil {
 		return nil, errorf(CodeExecutionFailed, "create the script's temp folder: %v", err)
 	}
 	defer os.RemoveAll(tmp)
+	// Python looks for bytecode only under PYTHONPYCACHEPREFIX, never in
+	// a __pycache__ beside the scripts: a .pyc planted in the skill
+	// folder, which its hash leaves out, never runs (SPEC §12).
+	env = append(env[:len(env):len(env)], "PYTHONPYCACHEPREFIX="+filepath.Join(tmp, "pycache"))
+	if s.cfg.NoSandbox {
+		return s.run.run(ctx, in.argv(t.script.Path, args, wantJSON), dir, env, nil)
+	}
 	home := ""
 	out := env[:0:0]
 	for _, kv := range env {

@@ -696,7 +696,7 @@ func realDir(root, rel string) error {
 }
 
 // CopySkill copies the skill folder src to dst (which must not exist),
-// leaving out .git. A symbolic link is kept only when it is relative and
+// leaving out .git and __pycache__. A symbolic link is kept only when it is relative and
 // stays inside src; any other link is an error, because the installed skill
 // must not reach outside itself.
 func CopySkill(src, dst string) error {
@@ -708,7 +708,7 @@ func CopySkill(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		if d.Name() == ".git" && rel != "." {
+		if (d.Name() == ".git" || d.Name() == pycache) && rel != "." {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}

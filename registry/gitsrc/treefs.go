@@ -205,6 +205,10 @@ func (t TreeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
+// pycache is never installed (SPEC §12): bytecode that no hash covers
+// and no reviewer reads, which Python would run in place of the source.
+const pycache = "__pycache__"
+
 // checkEntryName refuses a name that git itself never writes into a tree
 // but a crafted object can hold: "." or ".." would walk a folder again or
 // climb out of the checkout, "/" would reach into another folder.
@@ -345,7 +349,7 @@ func WriteTree(fsys fs.FS, dir, dst string, lim Limits) error {
 		out := filepath.Join(dst, filepath.FromSlash(rel))
 		switch t := d.Type(); {
 		case d.IsDir():
-			if rel != "." && d.Name() == ".git" {
+			if rel != "." && (d.Name() == ".git" || d.Name() == pycache) {
 				return fs.SkipDir
 			}
 			return os.MkdirAll(out, 0o755)

@@ -19,8 +19,6 @@ var SpecFields = []string{"name", "description", "license", "compatibility", "me
 type hostKey struct {
 	meta string // "agent.plugin.build"
 	top  string // "plugin": the top-level key whose presence makes it given twice
-	// unsupported fields are read nowhere yet: a warning says so.
-	unsupported bool
 }
 
 // hostKeys are the metadata forms of this host's fields (SPEC §3). List
@@ -32,9 +30,9 @@ var hostKeys = []hostKey{
 	{meta: "agent.scripts", top: "scripts"},
 	{meta: "agent.scripts.ignore", top: "scripts_ignore"},
 	{meta: "agent.permissions.env", top: "permissions.env"},
-	{meta: "agent.permissions.fs.read", top: "permissions.fs", unsupported: true},
-	{meta: "agent.permissions.fs.write", top: "permissions.fs", unsupported: true},
-	{meta: "agent.permissions.network", top: "permissions.network", unsupported: true},
+	{meta: "agent.permissions.fs.read", top: "permissions.fs.read"},
+	{meta: "agent.permissions.fs.write", top: "permissions.fs.write"},
+	{meta: "agent.permissions.network", top: "permissions.network"},
 	{meta: "agent.min-version", top: "min_agent_version"},
 	{meta: "agent.max-version", top: "max_agent_version"},
 	{meta: "agent.version-constraint", top: "agent_version"},
@@ -46,7 +44,7 @@ var hostKeys = []hostKey{
 func MetadataKeys(top string) []string {
 	var out []string
 	for _, k := range hostKeys {
-		if !k.unsupported && (k.top == top || strings.HasPrefix(k.top, top+".")) {
+		if k.top == top || strings.HasPrefix(k.top, top+".") {
 			out = append(out, k.meta)
 		}
 	}
@@ -76,10 +74,6 @@ func (p *parser) hostMetadata(v *yaml.Node) []hostValue {
 			continue
 		}
 		h := hostKeys[i]
-		if h.unsupported {
-			p.warnf(p.line(k), "metadata %s is not enforced by this version of agent and is ignored", h.meta)
-			continue
-		}
 		out = append(out, hostValue{key: h, val: p.str("metadata."+h.meta, val), line: p.line(k)})
 	}
 	return out
@@ -101,8 +95,8 @@ func (p *parser) applyHostMetadata(m *Manifest, vals []hostValue) {
 	pluginLine := 0
 	for _, hv := range vals {
 		topLine, twice := m.KeyLines[hv.key.top]
-		if hv.key.top == "permissions.env" {
-			topLine, twice = p.topEnvLine, p.topEnvLine > 0
+		if strings.HasPrefix(hv.key.top, "permissions.") {
+			topLine, twice = p.topPerm[hv.key.top]
 		}
 		if twice {
 			p.errorf(hv.line, "%s is given twice: top-level '%s' (line %d) and metadata '%s'; keep the metadata form and delete the other", hv.key.top, hv.key.top, topLine, hv.key.meta)
@@ -132,6 +126,24 @@ func (p *parser) applyHostMetadata(m *Manifest, vals []hostValue) {
 		case "agent.permissions.env":
 			m.Permissions.Env = list
 			p.checkEnv(hv.key.meta, hv.line, list)
+		case "agent.permissions.fs.read", "agent.permissions.fs.write":
+			for _, path := range list {
+				if !fsPathOK(path) {
+					p.errorf(hv.line, "%s: %q is not an absolute path or one that starts with ~, $WORKSPACE or $TMP", hv.key.meta, path)
+				}
+			}
+			if hv.key.meta == "agent.permissions.fs.read" {
+				m.Permissions.FS.Read = list
+			} else {
+				m.Permissions.FS.Write = list
+			}
+		case "agent.permissions.network":
+			m.Permissions.Network = list
+			for _, n := range list {
+				if err := checkHostPort(n); err != nil {
+					p.errorf(hv.line, "%s: %v", hv.key.meta, err)
+				}
+			}
 		case "agent.min-version":
 			m.MinAgentVersion = hv.val
 			p.keyLines["min_agent_version"] = hv.line
@@ -147,4 +159,13 @@ func (p *parser) applyHostMetadata(m *Manifest, vals []hostValue) {
 		p.checkPlugin(pluginLine, plugin, "metadata sets both agent.plugin.build and agent.plugin.command; keep one")
 		m.Plugin = plugin
 	}
+}
+
+// noteTopPerm records the line of a top-level permissions list, so that
+// the same list under metadata is an error.
+func (p *parser) noteTopPerm(key string, line int) {
+	if p.topPerm == nil {
+		p.topPerm = map[string]int{}
+	}
+	p.topPerm[key] = line
 }

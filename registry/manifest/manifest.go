@@ -198,7 +198,7 @@ type parser struct {
 	src         []string        // the front matter lines YAML parsed, after recovery
 	keyLines    map[string]int  // line of each scalar value, for later validation messages
 	badType     map[string]bool // keys that already have a type error
-	topEnvLine  int             // line of a top-level permissions.env, 0 when none
+	topPerm     map[string]int  // line of each top-level permissions.env, .fs.read, .fs.write, .network
 }
 
 func (p *parser) errorf(line int, format string, args ...any) {
@@ -905,11 +905,12 @@ func (p *parser) permissions(v *yaml.Node) Permissions {
 		case "env":
 			perms.Env = p.strList("permissions.env", val, false)
 			p.checkEnv("permissions.env", p.line(val), perms.Env)
-			p.topEnvLine = p.line(k)
+			p.noteTopPerm("permissions.env", p.line(k))
 		case "fs":
 			perms.FS = p.fsPermissions(val)
 		case "network":
 			perms.Network = p.strList("permissions.network", val, false)
+			p.noteTopPerm("permissions.network", p.line(k))
 			for _, n := range perms.Network {
 				if err := checkHostPort(n); err != nil {
 					p.errorf(p.line(val), "permissions.network: %v", err)
@@ -945,6 +946,7 @@ func (p *parser) fsPermissions(v *yaml.Node) FSPermissions {
 			continue
 		}
 		*list = p.strList("permissions.fs."+k.Value, val, false)
+		p.noteTopPerm("permissions.fs."+k.Value, p.line(k))
 		for _, path := range *list {
 			if !fsPathOK(path) {
 				p.errorf(p.line(val), "permissions.fs.%s: %q is not an absolute path or one that starts with ~, $WORKSPACE or $TMP", k.Value, path)

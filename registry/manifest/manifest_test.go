@@ -376,7 +376,17 @@ func TestHostMetadata(t *testing.T) {
 				}
 			}},
 		{name: "typo", front: "metadata:\n  agent.verison: \"1\"\n", warning: `metadata key "agent.verison" is not one this host reads`},
-		{name: "not yet enforced", front: "metadata:\n  agent.permissions.network: \"example.com:443\"\n", warning: "agent.permissions.network is not enforced"},
+		{name: "sandbox lists", front: "metadata:\n  agent.permissions.network: \"example.com:443 api.example.com:443\"\n  agent.permissions.fs.read: \"~/data $WORKSPACE\"\n  agent.permissions.fs.write: $TMP/out\n",
+			check: func(t *testing.T, m *Manifest) {
+				got := fmt.Sprintln(m.Permissions.Network, m.Permissions.FS.Read, m.Permissions.FS.Write)
+				if got != "[example.com:443 api.example.com:443] [~/data $WORKSPACE] [$TMP/out]\n" {
+					t.Errorf("permissions = %q", got)
+				}
+			}},
+		{name: "both forms of network", front: "permissions:\n  network: [\"a.example:443\"]\nmetadata:\n  agent.permissions.network: b.example:443\n",
+			errs: []string{"permissions.network is given twice: top-level 'permissions.network' (line 5)"}},
+		{name: "bad fs path", front: "metadata:\n  agent.permissions.fs.read: data\n",
+			errs: []string{"agent.permissions.fs.read: \"data\" is not an absolute path"}},
 		{name: "other namespaces untouched", front: "metadata:\n  acme.version: x\n",
 			check: func(t *testing.T, m *Manifest) {
 				if m.Version != "" {
