@@ -119,6 +119,9 @@ func (e *TamperedError) Unwrap() error { return ErrTampered }
 // fileRecord is one file of an installed skill.
 type fileRecord struct {
 	SHA256 string `json:"sha256"`
+	// Mode is the permission bits at install (0644, 0755): a chmod +x is a
+	// change too (SPEC §12). 0 in records written before it: not compared.
+	Mode uint32 `json:"mode,omitempty"`
 	// The fingerprint at the last hash; zero when it must not be trusted.
 	Size  int64  `json:"size,omitempty"`
 	Ino   uint64 `json:"ino,omitempty"`
@@ -204,7 +207,7 @@ func hashSkill(dir string, now time.Time) (string, *integrityRecord, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &fileRecord{}
+		r := &fileRecord{Mode: uint32(fi.Mode().Perm())}
 		r.setFingerprint(fingerprintOf(fi), now)
 		rec.Files[name] = r
 		return &teeSum{f: f, h: sha256.New(), rec: r}, nil
@@ -365,7 +368,10 @@ func (s *Store) Verify(e Entry, full bool) (c Changes, recorded bool, err error)
 				return Changes{Unnamed: true, Want: e.DirHash, Got: "(" + err.Error() + ")"}, true, nil
 			}
 		} else {
-			if h1 == e.DirHash {
+			if h1 == e.DirHash && (rec == nil || sameModes(rec, fresh)) {
+				if rec != nil {
+					keepModes(fresh, rec)
+				}
 				s.writeRecord(e.Canonical, fresh)
 				return Changes{}, true, nil
 			}
@@ -405,6 +411,10 @@ func (s *Store) Verify(e Entry, full bool) (c Changes, recorded bool, err error)
 			continue
 		}
 		p := filepath.Join(e.Path, filepath.FromSlash(n))
+		if fi, err := os.Lstat(p); err == nil && r.Mode != 0 && uint32(fi.Mode().Perm()) != r.Mode {
+			c.Changed = append(c.Changed, n)
+			continue
+		}
 		if fp := r.fingerprint(); fp != (fingerprint{}) {
 			if fi, err := os.Lstat(p); err == nil && fingerprintOf(fi) == fp {
 				continue
@@ -432,6 +442,28 @@ func (s *Store) Verify(e Entry, full bool) (c Changes, recorded bool, err error)
 		s.writeRecord(e.Canonical, rec)
 	}
 	return c, true, nil
+}
+
+// sameModes reports whether the files of now have the modes rec holds
+// (where rec holds one).
+func sameModes(rec, now *integrityRecord) bool {
+	for n, r := range rec.Files {
+		if f, ok := now.Files[n]; ok && r.Mode != 0 && f.Mode != r.Mode {
+			return false
+		}
+	}
+	return true
+}
+
+// keepModes leaves the recorded modes in a fresh record: a record
+// written before modes were kept stays without them, rather than taking
+// whatever the files hold now.
+func keepModes(fresh, rec *integrityRecord) {
+	for n, f := range fresh.Files {
+		if r, ok := rec.Files[n]; ok {
+			f.Mode = r.Mode
+		}
+	}
 }
 
 // CheckIntegrity is the first-use check: nil when the skill's files are

@@ -136,7 +136,9 @@ func (g *GoGit) fetchLocal(p string, req FetchRequest) (*Snapshot, error) {
 	if gi, err := os.Stat(filepath.Join(p, ".git")); err == nil && gi.IsDir() {
 		gitDir = filepath.Join(p, ".git")
 	} else if _, err := os.Stat(filepath.Join(p, "HEAD")); err != nil {
-		return nil, fmt.Errorf("fetch %s: %w: %s does not exist or is not a git repository; check the path", req.URL, ErrRepoNotFound, p)
+		// A skill folder being written, not yet committed: add installs
+		// a commit, link uses a folder as it is.
+		return nil, fmt.Errorf("fetch %s: %w: %s is a folder but not a git repository; add installs a commit, so run 'git init && git add -A && git commit -m init' in it first, or use it in place with 'agent skill link %s'", req.URL, ErrRepoNotFound, p, req.URL)
 	}
 	st := newStorage(gitDir)
 	repo, err := git.Open(st, nil)

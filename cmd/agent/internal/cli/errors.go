@@ -101,7 +101,7 @@ func init() {
 		hint{isUnless(registry.ErrNotFound, "agent skill list"), "'agent skill list' shows what is installed"},
 		hint{is(registry.ErrAlreadyInstalled), "to keep both, add the second copy under another name with --name"},
 		hint{isUnless(gitsrc.ErrUnsupportedSource, "use an https", "use https", "give an https"), "give an https, http, ssh, git or file URL, a local path to a git repository, or owner/repo for GitHub"},
-		hint{is(gitsrc.ErrRepoNotFound), "for a private repository, check that you have access"},
+		hint{isUnless(gitsrc.ErrRepoNotFound, "agent skill link"), "for a private repository, check that you have access"},
 		hint{is(gitsrc.ErrAuthRequired), "the repository needs credentials: use an ssh URL with a loaded key, or a git credential helper for https"},
 		hint{is(gitsrc.ErrUnreachable), "check your network connection and the host name, then try again"},
 		hint{isUnless(gitsrc.ErrNoSkill, "a skill needs a SKILL.md"), "name one of the skills found as the [skill] argument: agent skill add <source> <skill>"},
