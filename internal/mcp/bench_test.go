@@ -3,7 +3,6 @@
 package mcp_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -242,28 +241,8 @@ func BenchmarkWarmCallServer(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.ServeTransport(ctx, mcp.LineTransport(inR, outW)) }()
-	defer func() { inW.Close(); cancel(); outR.Close(); <-done }()
-	out := bufio.NewReaderSize(outR, 1<<16)
-	send := func(line string) {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	recv := func() []byte {
-		line, err := out.ReadSlice('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		return line
-	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	recv()
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send, recv := rawSession(b, srv, mcp.LineTransport)
+	ctx := context.Background()
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
 	send(call)
 	if first := recv(); !bytes.Contains(first, []byte(`"hi"`)) || bytes.Contains(first, []byte(`"isError":true`)) {

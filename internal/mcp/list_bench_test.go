@@ -99,28 +99,7 @@ func benchListServer(b *testing.B, tools int, transport func(io.ReadCloser, io.W
 	if err != nil {
 		b.Fatal(err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.ServeTransport(ctx, transport(inR, outW)) }()
-	defer func() { inW.Close(); cancel(); outR.Close(); <-done }()
-	out := bufio.NewReaderSize(outR, 1<<20)
-	send := func(line string) {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	recv := func() []byte {
-		line, err := out.ReadSlice('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		return line
-	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	recv()
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send, recv := rawSession(b, srv, transport)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	send(list)
 	last := fmt.Sprintf("skill_49_tool_%02d", tools-1)
@@ -137,6 +116,36 @@ func benchListServer(b *testing.B, tools int, transport func(io.ReadCloser, io.W
 	}
 	cpu.report(b)
 	b.ReportMetric(float64(len(children(os.Getpid()))-before), "procs")
+}
+
+// rawSession serves srv on transport over a pipe pair in this process and
+// initialises a session with raw JSON-RPC lines: send writes one request
+// line, recv reads one answer line (valid until the next recv).
+func rawSession(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.Writer) sdkmcp.Transport) (send func(string), recv func() []byte) {
+	b.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.ServeTransport(ctx, transport(inR, outW)) }()
+	b.Cleanup(func() { inW.Close(); cancel(); outR.Close(); <-done })
+	out := bufio.NewReaderSize(outR, 1<<20)
+	send = func(line string) {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	recv = func() []byte {
+		line, err := out.ReadSlice('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return line
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	recv()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return send, recv
 }
 
 func benchListRoundTrip(b *testing.B) {

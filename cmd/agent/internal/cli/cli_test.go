@@ -295,7 +295,7 @@ func TestPrepareCommandPlugin(t *testing.T) {
 	}
 	st := &registry.Staged{
 		Canonical: "x",
-		Manifest:  &manifest.Manifest{Name: "x", Plugin: &manifest.PluginSpec{Command: "bin/tool"}, Permissions: manifest.Permissions{Env: []string{"TOOL_*"}}},
+		Manifest:  &manifest.Manifest{Name: "x", Plugin: &manifest.PluginSpec{Command: "bin/tool"}, Permissions: manifest.Permissions{Env: []string{"TOOL_*", "TOOL_KEY"}}},
 		SkillDir:  dir,
 	}
 	if err := in.Prepare(context.Background(), st); err != nil {
@@ -308,6 +308,8 @@ func TestPrepareCommandPlugin(t *testing.T) {
 		t.Fatalf("Tools = %+v", st.Tools)
 	}
 	if got := strings.Join(described.Env, " "); got != "PATH=/bin TOOL_KEY=k" {
+		// TOOL_KEY is a secret: TOOL_* alone would not hand it over
+		// (envfilter.Names), its whole name does.
 		t.Fatalf("plugin env = %q, want only the base and allowed names", got)
 	}
 }

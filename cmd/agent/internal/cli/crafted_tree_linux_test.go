@@ -2,14 +2,16 @@ package cli_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -116,12 +118,32 @@ func TestCraftedTrees(t *testing.T) {
 					cmd.Env = append(os.Environ(), append([]string{"AGENT_HOME=" + home}, tc.env...)...)
 					var stderr bytes.Buffer
 					cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-					err := cmd.Run()
-					code := cmd.ProcessState.ExitCode()
-					rss := int64(0)
-					if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-						rss = ru.Maxrss / 1024 // KiB on Linux
+					// Peak RSS from the child's own VmHWM, polled while it
+					// runs: wait4's Maxrss also counts this test process's
+					// memory, which the child shared until it exec'd.
+					if err := cmd.Start(); err != nil {
+						t.Fatal(err)
 					}
+					done := make(chan struct{})
+					peak := make(chan int64, 1)
+					go func() {
+						var hwm int64
+						for {
+							if kb := vmHWM(cmd.Process.Pid); kb > hwm {
+								hwm = kb
+							}
+							select {
+							case <-done:
+								peak <- hwm
+								return
+							case <-time.After(2 * time.Millisecond):
+							}
+						}
+					}()
+					err := cmd.Wait()
+					close(done)
+					code := cmd.ProcessState.ExitCode()
+					rss := <-peak / 1024
 					t.Logf("exit %d, peak RSS %d MB", code, rss)
 					if code != 1 {
 						t.Fatalf("agent %s: %v (exit %d); want exit 1\n%s", strings.Join(args, " "), err, code, stderr.String())
@@ -259,4 +281,19 @@ func (c *crafter) commit(tree plumbing.Hash) {
 	if err := c.st.SetReference(plumbing.NewHashReference(head.Name(), h)); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// vmHWM is the peak resident set of process pid in KiB, 0 once it is gone.
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb
+		}
+	}
+	return 0
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -81,6 +83,38 @@ type skillInfo struct {
 	Manifest *manifest.Manifest `json:"manifest,omitempty"`
 	Scripts  []infoScript       `json:"scripts"`
 	Warnings []string           `json:"warnings"`
+}
+
+// MarshalJSON writes the entry's fields, then info's own: Entry has a
+// MarshalJSON of its own (registry.json's order), which an embedding
+// struct would otherwise inherit, dropping manifest, scripts and warnings.
+func (i skillInfo) MarshalJSON() ([]byte, error) {
+	entry, err := marshalText(i.Entry)
+	if err != nil {
+		return nil, err
+	}
+	more, err := marshalText(struct {
+		Manifest *manifest.Manifest `json:"manifest,omitempty"`
+		Scripts  []infoScript       `json:"scripts"`
+		Warnings []string           `json:"warnings"`
+	}{i.Manifest, i.Scripts, i.Warnings})
+	if err != nil {
+		return nil, err
+	}
+	// Both are objects: join their members.
+	return append(append(entry[:len(entry)-1:len(entry)-1], ','), more[1:]...), nil
+}
+
+// marshalText is json.Marshal without HTML escapes: ">=3.8" stays
+// readable, as in the rest of the output.
+func marshalText(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func infoRun(ctx context.Context, opts *infoOptions) error {

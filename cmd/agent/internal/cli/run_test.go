@@ -45,7 +45,7 @@ func TestRunSignalThenContinue(t *testing.T) {
 	agent := buildAgent(t)
 	dir := filepath.Dir(agent)
 	repo := gittest.NewRepo(t, map[string]string{
-		"skills/slow/SKILL.md":        "---\nname: slow\ndescription: Waits.\n---\nRun the wait script.\n",
+		"skills/slow/SKILL.md":        "---\nname: slow\ndescription: Waits.\npermissions:\n  fs:\n    write: [$WORKSPACE]\n---\nRun the wait script.\n",
 		"skills/slow/scripts/wait.py": waitScript,
 	})
 	for _, tc := range []struct {
