@@ -371,10 +371,12 @@ func checkGroupGone(t testing.TB, pidFile string) {
 
 func TestTimeoutKillsTheWholeGroup(t *testing.T) {
 	t.Parallel()
-	tb := newTestbed(t, map[string]string{"group.py": groupPy}, configOption(func(c *Config) { c.Timeout = 3 * time.Second }))
+	// Long enough that python3 starts and records its children on a loaded
+	// 2-core machine: a timeout that fires first leaves no pid file.
+	tb := newTestbed(t, map[string]string{"group.py": groupPy}, configOption(func(c *Config) { c.Timeout = 15 * time.Second }))
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	_, e := tb.run(map[string]any{"script_name": "group", "args": []string{pidFile, "sleep"}})
-	wantCode(t, e, CodeTimeout, "did not finish within 3s", "AGENT_SCRIPT_TIMEOUT")
+	wantCode(t, e, CodeTimeout, "did not finish within 15s", "AGENT_SCRIPT_TIMEOUT")
 	checkGroupGone(t, pidFile)
 }
 
