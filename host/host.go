@@ -68,6 +68,17 @@ type config struct {
 	callTimeout  time.Duration
 	startTimeout time.Duration
 	cancelGrace  time.Duration
+	// autoMTLS: go-plugin listens on a Unix socket in a 0700 folder,
+	// except on Windows, where it listens on TCP 127.0.0.1, which any
+	// local process can reach: there the host and plugin authenticate
+	// each other with certificates made for this one start. Tests turn
+	// it on elsewhere.
+	autoMTLS bool
+	// scripts: "#!" plugins run through their interpreter, except on
+	// Windows, which has no such thing; there they are refused by name
+	// rather than left to CreateProcess's "not a valid Win32
+	// application". Tests turn it off elsewhere.
+	scripts bool
 }
 
 // CancelGrace is how long a plugin may take to stop a call whose deadline
@@ -139,7 +150,7 @@ func New(opts ...Option) *Host {
 	// Plugins' cgroups live in this process's session, which a watcher
 	// kills if this process dies.
 	procgroup.UseSession()
-	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace}
+	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace, autoMTLS: runtime.GOOS == "windows", scripts: runtime.GOOS != "windows"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -427,6 +438,9 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 // costs no copy; restarts, "#!" plugins and binaries that someone holds
 // open for writing run the version's sealed copy.
 func (h *Host) launch(p Plugin) (*instance, error) {
+	if !h.cfg.scripts && startsWithShebang(p.Path) {
+		return nil, fmt.Errorf("%w: skill %q: its plugin %s is a script (it starts with #!), which Windows cannot run; the skill needs a Go plugin (plugin.build) or a Windows program (.exe)", ErrStart, p.Name, p.Path)
+	}
 	execPath := p.Path
 	var extra []*os.File
 	var atExec func(int) error
@@ -464,12 +478,8 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		Plugins:          sdk.PluginMap(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
-		// go-plugin listens on a Unix socket in a 0700 folder, except on
-		// Windows, where it listens on TCP 127.0.0.1, which any local
-		// process can reach: there the host and plugin authenticate each
-		// other with a certificate made for this one start.
-		AutoMTLS:     runtime.GOOS == "windows",
-		StartTimeout: h.cfg.startTimeout,
+		AutoMTLS:         h.cfg.autoMTLS,
+		StartTimeout:     h.cfg.startTimeout,
 		// go-plugin names the plugin's own log lines after runner.Name(),
 		// the skill: "agent.hello: ...".
 		Logger:     h.cfg.logger,
