@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/agentskills/agent/internal/envfilter"
 	"github.com/agentskills/agent/internal/procgroup"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/internal/telemetry/semconv"
 	"github.com/agentskills/agent/sdk"
 )
@@ -52,6 +54,11 @@ type Plugin struct {
 	SHA256 string
 	Env    []string // the plugin's whole environment (see FilterEnv)
 	Dir    string   // working directory; "" = the host's
+	// Sandbox is what the skill's SKILL.md grants its code beyond its
+	// folder (sandbox.Declared): the plugin then runs confined to it (see
+	// Host.confine). nil runs it unconfined: the bundled plugins, which
+	// confine each command they run instead.
+	Sandbox *sandbox.Policy
 }
 
 // Option configures a Host.
@@ -63,6 +70,18 @@ type config struct {
 	callTimeout  time.Duration
 	startTimeout time.Duration
 	cancelGrace  time.Duration
+	onStart      func(ctx context.Context, name string, restart bool)
+	// autoMTLS: go-plugin listens on a Unix socket in a 0700 folder,
+	// except on Windows, where it listens on TCP 127.0.0.1, which any
+	// local process can reach: there the host and plugin authenticate
+	// each other with certificates made for this one start. Tests turn
+	// it on elsewhere.
+	autoMTLS bool
+	// scripts: "#!" plugins run through their interpreter, except on
+	// Windows, which has no such thing; there they are refused by name
+	// rather than left to CreateProcess's "not a valid Win32
+	// application". Tests turn it off elsewhere.
+	scripts bool
 }
 
 // CancelGrace is how long a plugin may take to stop a call whose deadline
@@ -88,6 +107,16 @@ func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTi
 // WithStartTimeout bounds launch plus handshake (default 10s).
 func WithStartTimeout(d time.Duration) Option { return func(c *config) { c.startTimeout = d } }
 
+// WithStartHook has f told of every plugin process that started and
+// completed the handshake, with restart true when this host had started
+// a plugin of that name before (it crashed, was killed at a deadline, was
+// stopped idle or replaced). f runs on the calling goroutine before the
+// call that caused the start: keep it quick. It lets a front end count
+// starts (agent mcp --http's metrics) without the host knowing of them.
+func WithStartHook(f func(ctx context.Context, name string, restart bool)) Option {
+	return func(c *config) { c.onStart = f }
+}
+
 // Host runs skill plugins: one process per registered plugin, started on
 // the first call and shared by all callers. It is safe for concurrent use.
 type Host struct {
@@ -104,6 +133,9 @@ type Host struct {
 	sealMu  sync.Mutex
 	sealed  map[string]*sealedBinary
 	started map[string]bool // versions started at least once
+	// launched holds the name of every plugin started once (for
+	// WithStartHook's restart).
+	launched sync.Map
 	// noTrace: starting children stopped at exec failed here (ptrace not
 	// allowed), so every launch uses a sealed copy.
 	noTrace atomic.Bool
@@ -138,7 +170,7 @@ func New(opts ...Option) *Host {
 	// Plugins' cgroups live in this process's session, which a watcher
 	// kills if this process dies.
 	procgroup.UseSession()
-	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace}
+	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace, autoMTLS: runtime.GOOS == "windows", scripts: runtime.GOOS != "windows"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -428,6 +460,10 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 		return nil, err
 	}
 	pr.cur.Store(inst)
+	if h.cfg.onStart != nil {
+		_, restart := h.launched.LoadOrStore(pr.p.Name, true)
+		h.cfg.onStart(ctx, pr.p.Name, restart)
+	}
 	return inst, nil
 }
 
@@ -437,9 +473,13 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 // costs no copy; restarts, "#!" plugins and binaries that someone holds
 // open for writing run the version's sealed copy.
 func (h *Host) launch(p Plugin) (*instance, error) {
+	if !h.cfg.scripts && startsWithShebang(p.Path) {
+		return nil, fmt.Errorf("%w: skill %q: its plugin %s is a script (it starts with #!), which Windows cannot run; the skill needs a Go plugin (plugin.build) or a Windows program (.exe)", ErrStart, p.Name, p.Path)
+	}
 	execPath := p.Path
 	var extra []*os.File
 	var atExec func(int) error
+	var commit func()
 	var busy func() (string, []*os.File, error)
 	attr := &syscall.SysProcAttr{}
 	how := "path"
@@ -448,7 +488,10 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		if canTrace && !h.noTrace.Load() && !startsWithShebang(p.Path) && h.firstStart(p) {
 			how = "exec_stop"
 			setTrace(attr, true)
-			atExec = func(pid int) error { return h.verifier.checkExe(p, pid) }
+			atExec = func(pid int) (err error) {
+				commit, err = h.verifier.checkExe(p, pid)
+				return err
+			}
 			busy = func() (string, []*os.File, error) {
 				s, err := h.sealedCopy(p)
 				if err != nil {
@@ -474,12 +517,8 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
 		GRPCDialOptions:  dialTracing(p.Name, h.cfg.logger.Warn),
-		// go-plugin listens on a Unix socket in a 0700 folder, except on
-		// Windows, where it listens on TCP 127.0.0.1, which any local
-		// process can reach: there the host and plugin authenticate each
-		// other with a certificate made for this one start.
-		AutoMTLS:     runtime.GOOS == "windows",
-		StartTimeout: h.cfg.startTimeout,
+		AutoMTLS:         h.cfg.autoMTLS,
+		StartTimeout:     h.cfg.startTimeout,
 		// go-plugin names the plugin's own log lines after runner.Name(),
 		// the skill: "agent.hello: ...".
 		Logger:     h.cfg.logger,
@@ -489,10 +528,20 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		RunnerFunc: func(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
 			// base.Env holds only go-plugin's variables (SkipHostEnv),
 			// including the private 0700 socket directory it created.
-			env := make([]string, 0, len(p.Env)+len(base.Env)+1)
+			env := make([]string, 0, len(p.Env)+len(base.Env)+2)
 			env = append(env, p.Env...)
 			env = append(env, base.Env...)
 			env = append(env, sdk.EnvLogLevel+"="+h.level)
+			var pol *sandbox.Policy
+			var tmp string
+			if p.Sandbox != nil {
+				var err error
+				if pol, tmp, err = h.confine(p, base.Env); err != nil {
+					return nil, err
+				}
+				env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
+				env = append(env, "TMPDIR="+tmp)
+			}
 			cmd := &exec.Cmd{
 				Path:        execPath,
 				Args:        append([]string{p.Path}, p.Args...),
@@ -503,6 +552,13 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 			}
 			run = newRunner(p.Name, log, cmd)
 			run.atExec, run.busy = atExec, busy
+			run.sandbox, run.tmp = pol, tmp
+			run.started = func() {
+				if commit != nil {
+					commit()
+					commit = nil
+				}
+			}
 			return run, nil
 		},
 	})
@@ -534,6 +590,36 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		return fail(fmt.Errorf("dispensed %T, not a skill", raw))
 	}
 	return &instance{client: client, skill: skill, run: run, stderr: stderr, how: how}, nil
+}
+
+// confine is a skill plugin's sandbox (SPEC §8): it reads its folder, its
+// binary, the system and what SKILL.md grants; it writes a temp folder of
+// its own (its TMPDIR, returned, removed when it exits), go-plugin's
+// socket folder (named in goPluginEnv) and what SKILL.md grants; its
+// network is what SKILL.md declares.
+func (h *Host) confine(p Plugin, goPluginEnv []string) (*sandbox.Policy, string, error) {
+	tmp, err := os.MkdirTemp("", "agent-plugin-")
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: skill %q: its temp folder: %w", ErrStart, p.Name, err)
+	}
+	pol := &sandbox.Policy{
+		Read:    append(append([]string{p.Path}, sandbox.System...), p.Sandbox.Read...),
+		Write:   append([]string{tmp}, p.Sandbox.Write...),
+		Move:    p.Sandbox.Move,
+		Network: p.Sandbox.Network,
+	}
+	if p.Dir != "" {
+		pol.Read = append(pol.Read, p.Dir)
+	}
+	for _, kv := range goPluginEnv {
+		if dir, ok := strings.CutPrefix(kv, "PLUGIN_UNIX_SOCKET_DIR="); ok {
+			pol.Write = append(pol.Write, dir)
+		}
+	}
+	// The check at exec runs on the restricted thread: read the record
+	// of the last full hash now, while the state folder can be read.
+	h.verifier.lookup(p.Path)
+	return pol, tmp, nil
 }
 
 // Close kills every plugin and waits for them to exit. Later calls fail

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"debug/buildinfo"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
@@ -51,16 +53,22 @@ type Preparer struct {
 	Environ func() []string
 	// PassEnv is the configuration's pass_env (host.FilterEnv).
 	PassEnv []string
+	// Workspace is what $WORKSPACE means in permissions.fs while the
+	// plugin describes itself (sandboxed, SPEC §8); "" grants nothing.
+	Workspace string
 }
 
 // Options configure New.
 type Options struct {
-	Home     string          // AGENT_HOME: where plugbuild keeps its caches
-	Environ  func() []string // the agent's environment; nil is empty
-	PassEnv  []string        // pass_env: secrets the user lets through
-	Logger   hclog.Logger    // plugin output while describing; nil discards
-	Progress io.Writer       // build progress; nil discards
-	Terminal bool            // Progress is a terminal
+	Home    string          // AGENT_HOME: where plugbuild keeps its caches
+	Environ func() []string // the agent's environment; nil is empty
+	PassEnv []string        // pass_env: secrets the user lets through
+	// Workspace is AGENT_WORKSPACE, else the current folder: $WORKSPACE
+	// in permissions.fs.
+	Workspace string
+	Logger    hclog.Logger // plugin output while describing; nil discards
+	Progress  io.Writer    // build progress; nil discards
+	Terminal  bool         // Progress is a terminal
 }
 
 // New returns the Preparer that builds with plugbuild and describes with
@@ -84,8 +92,9 @@ func New(o Options) *Preparer {
 		Describe: func(ctx context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
 			return host.Describe(ctx, p, host.WithLogger(logger))
 		},
-		Environ: environ,
-		PassEnv: o.PassEnv,
+		Environ:   environ,
+		PassEnv:   o.PassEnv,
+		Workspace: o.Workspace,
 	}
 }
 
@@ -125,12 +134,15 @@ func (in *Preparer) Prepare(ctx context.Context, s *registry.Staged) error {
 	}
 	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
+	env := host.FilterEnv(in.Environ(), m.Permissions.Env, in.PassEnv)
+	declared := sandbox.Declared(m.Permissions.FS.Read, m.Permissions.FS.Write, m.Permissions.Network, sandbox.Home(env), in.Workspace, "")
 	infos, err := in.Describe(dctx, host.Plugin{
-		Name:   s.Canonical,
-		Path:   bin,
-		SHA256: sum,
-		Env:    host.FilterEnv(in.Environ(), m.Permissions.Env, in.PassEnv),
-		Dir:    s.SkillDir,
+		Name:    s.Canonical,
+		Path:    bin,
+		SHA256:  sum,
+		Env:     env,
+		Dir:     s.SkillDir,
+		Sandbox: &declared,
 	})
 	if err != nil {
 		if perr := protocolMismatch(err, bin); perr != nil {
@@ -179,10 +191,28 @@ func CommandPath(skillDir, rel string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: plugin.command %q: %v", plugbuild.ErrBadPath, rel, err)
 	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Errorf("%w: plugin.command %q is not an executable file; commit it with the executable bit set", plugbuild.ErrBadPath, rel)
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: plugin.command %q is not a regular file", plugbuild.ErrBadPath, rel)
+	}
+	if err := runnable(p, rel, fi); err != nil {
+		return "", err
 	}
 	return p, nil
+}
+
+// windowsProgram says whether a file that starts with head can be a
+// plugin on Windows (command_windows.go), where a file has no execute
+// bit: a program is a PE image, which starts with "MZ". A "#!" script is
+// refused by name, since Windows runs no interpreter from that line and
+// CreateProcess would only say "not a valid Win32 application".
+func windowsProgram(rel string, head []byte) error {
+	switch {
+	case bytes.HasPrefix(head, []byte("MZ")):
+		return nil
+	case bytes.HasPrefix(head, []byte("#!")):
+		return fmt.Errorf("%w: plugin.command %q is a script (it starts with #!), which Windows cannot run: give the skill a Go plugin (plugin.build, built for this system at install) or commit a Windows program (.exe)", plugbuild.ErrBadPath, rel)
+	}
+	return fmt.Errorf("%w: plugin.command %q is not a Windows program (an .exe starts with MZ): give the skill a Go plugin (plugin.build) instead", plugbuild.ErrBadPath, rel)
 }
 
 func sha256File(path string) (string, error) {
