@@ -61,6 +61,7 @@ type config struct {
 	callTimeout  time.Duration
 	startTimeout time.Duration
 	cancelGrace  time.Duration
+	onStart      func(ctx context.Context, name string, restart bool)
 	// autoMTLS: go-plugin listens on a Unix socket in a 0700 folder,
 	// except on Windows, where it listens on TCP 127.0.0.1, which any
 	// local process can reach: there the host and plugin authenticate
@@ -97,6 +98,16 @@ func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTi
 // WithStartTimeout bounds launch plus handshake (default 10s).
 func WithStartTimeout(d time.Duration) Option { return func(c *config) { c.startTimeout = d } }
 
+// WithStartHook has f told of every plugin process that started and
+// completed the handshake, with restart true when this host had started
+// a plugin of that name before (it crashed, was killed at a deadline, was
+// stopped idle or replaced). f runs on the calling goroutine before the
+// call that caused the start: keep it quick. It lets a front end count
+// starts (agent mcp --http's metrics) without the host knowing of them.
+func WithStartHook(f func(ctx context.Context, name string, restart bool)) Option {
+	return func(c *config) { c.onStart = f }
+}
+
 // Host runs skill plugins: one process per registered plugin, started on
 // the first call and shared by all callers. It is safe for concurrent use.
 type Host struct {
@@ -113,6 +124,9 @@ type Host struct {
 	sealMu  sync.Mutex
 	sealed  map[string]*sealedBinary
 	started map[string]bool // versions started at least once
+	// launched holds the name of every plugin started once (for
+	// WithStartHook's restart).
+	launched sync.Map
 	// noTrace: starting children stopped at exec failed here (ptrace not
 	// allowed), so every launch uses a sealed copy.
 	noTrace atomic.Bool
@@ -422,6 +436,10 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 		return nil, err
 	}
 	pr.cur.Store(inst)
+	if h.cfg.onStart != nil {
+		_, restart := h.launched.LoadOrStore(pr.p.Name, true)
+		h.cfg.onStart(ctx, pr.p.Name, restart)
+	}
 	return inst, nil
 }
 

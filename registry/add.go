@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/agentskills/agent/registry/gitsrc"
@@ -347,6 +348,18 @@ type installable struct {
 	record     *integrityRecord // the staged folder's files, for state/integrity
 }
 
+// pluginFile names a built plugin binary: the skill's canonical name, with
+// ".exe" on Windows, where a program is known by it. Each version gets a
+// folder of its own (the commit, or dev- and the hash for a link), so an
+// update never writes over a binary that may be running: Windows cannot
+// replace a running .exe (and runs plugins from a private copy besides).
+func pluginFile(canonical string) string {
+	if runtime.GOOS == "windows" {
+		return canonical + ".exe"
+	}
+	return canonical
+}
+
 func (in installable) placePlugin() error {
 	if in.pluginFrom == "" {
 		return nil
@@ -370,7 +383,7 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 	if err := CheckNoLinks(st.SkillDir); err != nil {
 		return installable{}, err
 	}
-	st.PluginOut = filepath.Join(w.path("plugin"), st.Canonical)
+	st.PluginOut = filepath.Join(w.path("plugin"), pluginFile(st.Canonical))
 	if prep != nil && e.Trusted {
 		if err := os.MkdirAll(w.path("plugin"), 0o755); err != nil {
 			return installable{}, err

@@ -87,7 +87,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	st := &Staged{
 		Canonical: canonical, Manifest: m, Warnings: warns,
 		RepoDir: dir, SkillDir: dir, Version: m.Version,
-		PluginOut: filepath.Join(w.path("plugin"), canonical),
+		PluginOut: filepath.Join(w.path("plugin"), pluginFile(canonical)),
 	}
 	if prep != nil {
 		if err := prep(ctx, st); err != nil {
@@ -112,7 +112,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 			from = path
 			// A new folder per build: a host still running the previous
 			// binary keeps it until recovery drops folders no entry uses.
-			to = filepath.Join(s.PluginsDir(), canonical, "dev-"+gitsrc.Short(p.SHA256), canonical)
+			to = filepath.Join(s.PluginsDir(), canonical, "dev-"+gitsrc.Short(p.SHA256), pluginFile(canonical))
 			e.Plugin = &Plugin{Path: to, SHA256: p.SHA256}
 		case within(dir, path):
 			e.Plugin = &Plugin{Path: path, SHA256: p.SHA256}

@@ -278,7 +278,11 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
-	h := host.New(host.WithLogger(ws.Config.logger()), host.WithStateDir(stateDir))
+	opts := []host.Option{host.WithLogger(ws.Config.logger()), host.WithStateDir(stateDir)}
+	if ws.Config.PluginStarted != nil {
+		opts = append(opts, host.WithStartHook(ws.Config.PluginStarted))
+	}
+	h := host.New(opts...)
 	ws.plugins = map[string]*pluginUse{}
 	register := func(p host.Plugin) {
 		ws.plugins[p.Name] = &pluginUse{def: p}
