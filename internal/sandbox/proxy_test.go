@@ -121,3 +121,17 @@ func TestProxyEnv(t *testing.T) {
 		t.Errorf("proxyEnv = %q, want %q", got, want)
 	}
 }
+
+// TestLinesDeclaredHosts: where the proxy cannot be made (unprivileged),
+// `agent check` says so instead of pretending.
+func TestLinesDeclaredHosts(t *testing.T) {
+	has := func(s Status) bool {
+		return strings.Contains(strings.Join(s.Lines(), "\n"), "declared hosts need root here (no proxy)")
+	}
+	if !has(Status{ABI: 7, NetNS: true, UserNS: true, ScopeIPC: true}) {
+		t.Error("unprivileged: no line about declared hosts")
+	}
+	if has(Status{ABI: 7, NetNS: true, ScopeIPC: true}) {
+		t.Error("root: a line about declared hosts")
+	}
+}
