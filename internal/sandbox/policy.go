@@ -16,7 +16,9 @@ type Policy struct {
 	Move []string
 	// Network is permissions.network: empty means none (a network
 	// namespace of its own); "*" means the host's network; host:port
-	// entries are not reachable yet without "*" (see docs/design.md).
+	// entries are reached through a proxy that admits only them, named
+	// by HTTP(S)_PROXY in the child's environment (as root: see
+	// docs/design.md).
 	Network []string
 }
 
