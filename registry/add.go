@@ -51,7 +51,11 @@ type AddRequest struct {
 	All          bool     // every skill the repository holds
 	Name         string   // --name: install under this name instead of the manifest's
 	Trusted      bool
-	AgentVersion string
+	// RequireSigned installs only what an accepted key signed (the
+	// signer policy, Store.Signatures): the caller did not ask the user,
+	// and trusts it for being signed. Otherwise ErrNotVerified.
+	RequireSigned bool
+	AgentVersion  string
 	Progress     io.Writer // nil is silent
 	// Warn receives SKILL.md warnings (file:line: message); nil drops them.
 	Warn func(msg string)
@@ -131,6 +135,9 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, req.Progress))
 	if err != nil {
 		return nil, err
+	}
+	if req.RequireSigned && snap.Signer == "" {
+		return nil, fmt.Errorf("%w: %s at %s; its signature was not checked or did not name an accepted key", ErrNotVerified, src.URL, gitsrc.Short(snap.Commit))
 	}
 	// Discovery reads the commit's tree; only the selected skills' folders
 	// are written (stageFound).
@@ -226,10 +233,10 @@ func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, 
 	}
 	now := s.now()
 	e := Entry{
-		Name: name, Canonical: canonical, Trusted: req.Trusted,
+		Name: name, Canonical: canonical, Trusted: req.Trusted || snap.Signer != "",
 		Path: s.skillDir(canonical), Description: m.Description,
 		Origin: Origin{Source: sourceKind(src.URL), GitURL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
-			Version: version, CommitSHA: sha, Subdir: sel.Dir},
+			Version: version, CommitSHA: sha, Subdir: sel.Dir, Signer: snap.Signer},
 		History: History{InstalledAt: now, UpdatedAt: now},
 	}
 	inst, err := s.stage(ctx, w, st, prep, &e)
