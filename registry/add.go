@@ -45,18 +45,18 @@ type Prepare func(ctx context.Context, s *Staged) error
 
 // AddRequest is what `agent skill add` asks for.
 type AddRequest struct {
-	Source       gitsrc.Source
-	Skill        string   // [skill] selector: folder or manifest name
-	Skills       []string // more selectors: several skills from one fetch
-	All          bool     // every skill the repository holds
-	Name         string   // --name: install under this name instead of the manifest's
-	Trusted      bool
+	Source  gitsrc.Source
+	Skill   string   // [skill] selector: folder or manifest name
+	Skills  []string // more selectors: several skills from one fetch
+	All     bool     // every skill the repository holds
+	Name    string   // --name: install under this name instead of the manifest's
+	Trusted bool
 	// RequireSigned installs only what an accepted key signed (the
 	// signer policy, Store.Signatures): the caller did not ask the user,
 	// and trusts it for being signed. Otherwise ErrNotVerified.
 	RequireSigned bool
 	AgentVersion  string
-	Progress     io.Writer // nil is silent
+	Progress      io.Writer // nil is silent
 	// Warn receives SKILL.md warnings (file:line: message); nil drops them.
 	Warn func(msg string)
 }

@@ -119,6 +119,11 @@ func TestSignedOCISkill(t *testing.T) {
 			if e.Trusted != wantSigned || strings.Contains(e.Signer, team.Fingerprint) != wantSigned {
 				t.Fatalf("trusted %v, signer %q; want trusted (and signed by the team) = %v", e.Trusted, e.Signer, wantSigned)
 			}
+			// What registry.json holds says so too.
+			got, err := s.Get(e.Canonical)
+			if err != nil || got.Signer != e.Signer || got.Trusted != e.Trusted {
+				t.Fatalf("registry.json holds signer %q trusted %v (%v), want %q %v", got.Signer, got.Trusted, err, e.Signer, e.Trusted)
+			}
 		})
 	}
 

@@ -55,4 +55,3 @@ func unsigned(encode func(plumbing.EncodedObject) error) ([]byte, error) {
 	defer r.Close()
 	return io.ReadAll(r)
 }
-

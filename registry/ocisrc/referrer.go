@@ -100,4 +100,3 @@ func (c *Client) Referrers(ctx context.Context, ref Reference, subject ocispec.D
 	}
 	return out, nil
 }
-
