@@ -20,13 +20,16 @@ PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
 # Module folders that make cross vets and builds, each inside itself.
 MODULES   := . sdk proto $(EXAMPLES)
 VERSION   ?= $(shell sed -n 's/^var Version = "\(.*\)"/\1/p' cmd/agent/internal/cli/version.go)
+# The commit comes from git itself: these machines set GOFLAGS=-buildvcs=false,
+# so go build records none.
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DIST      ?= dist
 LDFLAGS   := -s -w -X $(MOD)/cmd/agent/internal/cli.Version=$(VERSION) -X $(MOD)/cmd/agent/internal/cli.Commit=$(COMMIT)
 
-.PHONY: help build test test-portable cross release demo bench fuzz reliability proto lint clean tidy generate
+.PHONY: help build test test-portable reliability-portable cross release demo bench fuzz reliability proto lint clean tidy generate
 
 help: ## list targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build bin/agent
 	$(GO) build -trimpath -o $(BIN) ./cmd/agent
@@ -34,9 +37,15 @@ build: ## build bin/agent
 test: ## vet and run the whole test suite with the race detector
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	$(MAKE) test-portable
 
-test-portable: ## the host, registry, exec and reliability suites again with the portable tag (macOS/Windows fallbacks on Linux)
-	$(GO) test -tags portable -race -count=1 -timeout 30m ./host ./internal/procgroup ./registry ./plugins/exec ./internal/reliability
+test-portable: ## the host, procgroup, registry and exec suites again with the portable tag (macOS/Windows fallbacks on Linux)
+	$(GO) test -tags portable -race -count=1 -timeout 30m ./host ./internal/procgroup ./registry ./plugins/exec
+
+reliability-portable: ## the launch-race, containment and orphan trials with the portable tag (docs/reliability.md)
+	RELIABILITY_RACE_CALLS=$${RELIABILITY_RACE_CALLS:-200} $(GO) test -tags portable,reliability -count=1 -timeout 60m \
+	  -run 'TestReliabilityLaunchRace|TestReliabilityContainment|TestReliabilityOrphans' -v ./internal/reliability 2>&1 | \
+	  tee reliability-portable.out | grep -E '^(=== RUN|--- |PASS|FAIL|ok|RESULT)'
 
 cross: ## go vet (tests included) and go build every module for each of PLATFORMS
 	@failed=""; for p in $(PLATFORMS); do for m in $(MODULES); do \
@@ -45,17 +54,19 @@ cross: ## go vet (tests included) and go build every module for each of PLATFORM
 	done; done; \
 	if [ -n "$$failed" ]; then echo "cross build failed:$$failed"; exit 1; fi
 
-release: ## archives of bin/agent for each of PLATFORMS, stamped with version and commit, and SHA256SUMS, in dist/
-	rm -rf dist && mkdir -p dist
+release: ## archives of bin/agent for each of PLATFORMS, stamped with version and commit, and SHA256SUMS, in DIST (dist/)
+	rm -rf $(DIST) && mkdir -p $(DIST)
 	@for p in $(PLATFORMS); do \
 	  os=$${p%/*}; arch=$${p#*/}; name=agent_$(VERSION)_$${os}_$${arch}; ext=; [ $$os = windows ] && ext=.exe; \
-	  echo "== $$name"; mkdir -p dist/$$name && \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/$$name/agent$$ext ./cmd/agent && \
-	  cp README.md LICENSE* dist/$$name/ 2>/dev/null; \
-	  if [ $$os = windows ]; then (cd dist && zip -qr $$name.zip $$name); else tar -C dist -czf dist/$$name.tar.gz $$name; fi || exit 1; \
-	  rm -rf dist/$$name; \
+	  echo "== $$name"; mkdir -p $(DIST)/$$name && \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(DIST)/$$name/agent$$ext ./cmd/agent && \
+	  cp README.md $(DIST)/$$name/ && \
+	  if [ $$os = windows ]; then \
+	    (cd $(DIST) && if command -v zip >/dev/null; then zip -qr $$name.zip $$name; else python3 -m zipfile -c $$name.zip $$name; fi); \
+	  else tar -C $(DIST) -czf $(DIST)/$$name.tar.gz $$name; fi || exit 1; \
+	  rm -rf $(DIST)/$$name; \
 	done
-	cd dist && sha256sum agent_* > SHA256SUMS && cat SHA256SUMS
+	cd $(DIST) && sha256sum agent_* > SHA256SUMS && cat SHA256SUMS
 
 demo: ## install the bundled example skill from this repo's git history and use it
 	bash examples/demo.sh
@@ -106,4 +117,4 @@ lint: ## gofmt and vet
 	$(GO) vet $(PKGS)
 
 clean: ## remove build output
-	rm -rf bin dist bench.out reliability.out
+	rm -rf bin dist bench.out reliability.out reliability-portable.out

@@ -61,6 +61,18 @@ type config struct {
 	callTimeout  time.Duration
 	startTimeout time.Duration
 	cancelGrace  time.Duration
+	onStart      func(ctx context.Context, name string, restart bool)
+	// autoMTLS: go-plugin listens on a Unix socket in a 0700 folder,
+	// except on Windows, where it listens on TCP 127.0.0.1, which any
+	// local process can reach: there the host and plugin authenticate
+	// each other with certificates made for this one start. Tests turn
+	// it on elsewhere.
+	autoMTLS bool
+	// scripts: "#!" plugins run through their interpreter, except on
+	// Windows, which has no such thing; there they are refused by name
+	// rather than left to CreateProcess's "not a valid Win32
+	// application". Tests turn it off elsewhere.
+	scripts bool
 }
 
 // CancelGrace is how long a plugin may take to stop a call whose deadline
@@ -86,6 +98,16 @@ func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTi
 // WithStartTimeout bounds launch plus handshake (default 10s).
 func WithStartTimeout(d time.Duration) Option { return func(c *config) { c.startTimeout = d } }
 
+// WithStartHook has f told of every plugin process that started and
+// completed the handshake, with restart true when this host had started
+// a plugin of that name before (it crashed, was killed at a deadline, was
+// stopped idle or replaced). f runs on the calling goroutine before the
+// call that caused the start: keep it quick. It lets a front end count
+// starts (agent mcp --http's metrics) without the host knowing of them.
+func WithStartHook(f func(ctx context.Context, name string, restart bool)) Option {
+	return func(c *config) { c.onStart = f }
+}
+
 // Host runs skill plugins: one process per registered plugin, started on
 // the first call and shared by all callers. It is safe for concurrent use.
 type Host struct {
@@ -102,6 +124,9 @@ type Host struct {
 	sealMu  sync.Mutex
 	sealed  map[string]*sealedBinary
 	started map[string]bool // versions started at least once
+	// launched holds the name of every plugin started once (for
+	// WithStartHook's restart).
+	launched sync.Map
 	// noTrace: starting children stopped at exec failed here (ptrace not
 	// allowed), so every launch uses a sealed copy.
 	noTrace atomic.Bool
@@ -132,7 +157,7 @@ func New(opts ...Option) *Host {
 	// Plugins' cgroups live in this process's session, which a watcher
 	// kills if this process dies.
 	procgroup.UseSession()
-	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace}
+	cfg := config{startTimeout: 10 * time.Second, cancelGrace: CancelGrace, autoMTLS: runtime.GOOS == "windows", scripts: runtime.GOOS != "windows"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -411,6 +436,10 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 		return nil, err
 	}
 	pr.cur.Store(inst)
+	if h.cfg.onStart != nil {
+		_, restart := h.launched.LoadOrStore(pr.p.Name, true)
+		h.cfg.onStart(ctx, pr.p.Name, restart)
+	}
 	return inst, nil
 }
 
@@ -420,6 +449,9 @@ func (h *Host) start(ctx context.Context, pr *proc) (*instance, error) {
 // costs no copy; restarts, "#!" plugins and binaries that someone holds
 // open for writing run the version's sealed copy.
 func (h *Host) launch(p Plugin) (*instance, error) {
+	if !h.cfg.scripts && startsWithShebang(p.Path) {
+		return nil, fmt.Errorf("%w: skill %q: its plugin %s is a script (it starts with #!), which Windows cannot run; the skill needs a Go plugin (plugin.build) or a Windows program (.exe)", ErrStart, p.Name, p.Path)
+	}
 	execPath := p.Path
 	var extra []*os.File
 	var atExec func(int) error
@@ -453,12 +485,8 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		Plugins:          sdk.PluginMap(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
-		// go-plugin listens on a Unix socket in a 0700 folder, except on
-		// Windows, where it listens on TCP 127.0.0.1, which any local
-		// process can reach: there the host and plugin authenticate each
-		// other with a certificate made for this one start.
-		AutoMTLS:     runtime.GOOS == "windows",
-		StartTimeout: h.cfg.startTimeout,
+		AutoMTLS:         h.cfg.autoMTLS,
+		StartTimeout:     h.cfg.startTimeout,
 		// go-plugin names the plugin's own log lines after runner.Name(),
 		// the skill: "agent.hello: ...".
 		Logger:     h.cfg.logger,

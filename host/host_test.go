@@ -732,3 +732,80 @@ func TestPluginLogsUseHostLevel(t *testing.T) {
 		t.Errorf("debug line logged at info level:\n%s", out)
 	}
 }
+
+// withAutoMTLS turns go-plugin's AutoMTLS on or off whatever the system
+// (it is on only on Windows, where plugins listen on TCP).
+func withAutoMTLS(on bool) Option { return func(c *config) { c.autoMTLS = on } }
+
+// TestAutoMTLS: with AutoMTLS forced on, as on Windows, a real plugin
+// built with the SDK receives the host's certificate, answers with its
+// own in the handshake (without it the host's TLS check fails and no call
+// gets through) and serves calls over the authenticated connection.
+func TestAutoMTLS(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("automtls=%v", on), func(t *testing.T) {
+			t.Parallel()
+			h := newHost(t, withAutoMTLS(on))
+			h.Register(tp())
+			res, err := h.Invoke(context.Background(), "tp", "echo", json.RawMessage(`{"text":"over tls"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Value) != `{"text":"over tls"}` {
+				t.Errorf("echo = %s", res.Value)
+			}
+			res, err = h.Invoke(context.Background(), "tp", "env", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env []string
+			if err := json.Unmarshal(res.Value, &env); err != nil {
+				t.Fatal(err)
+			}
+			var cert string
+			for _, kv := range env {
+				if v, ok := strings.CutPrefix(kv, "PLUGIN_CLIENT_CERT="); ok {
+					cert = v
+				}
+			}
+			if on && !strings.HasPrefix(cert, "-----BEGIN CERTIFICATE-----") {
+				t.Errorf("plugin got no client certificate (PLUGIN_CLIENT_CERT=%.40q)", cert)
+			}
+			if !on && cert != "" {
+				t.Errorf("plugin got a client certificate with AutoMTLS off")
+			}
+		})
+	}
+}
+
+// withScripts allows or refuses "#!" plugins whatever the system (they
+// are refused only on Windows).
+func withScripts(on bool) Option { return func(c *config) { c.scripts = on } }
+
+// TestScriptPluginRefusedOnWindows: where scripts cannot run (Windows,
+// forced here), a "#!" plugin is refused before anything starts, with an
+// error naming the skill and what to do, and nothing runs.
+func TestScriptPluginRefusedOnWindows(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	wrapper := filepath.Join(dir, "wrapper.sh")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\ntouch "+ran+"\nexec "+testPlugin+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, withScripts(false))
+	h.Register(Plugin{Name: "wrapped", Path: wrapper, SHA256: fileSHA(t, wrapper)})
+	_, err := h.Invoke(context.Background(), "wrapped", "echo", json.RawMessage(`{"text":"x"}`))
+	if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), `skill "wrapped"`) || !strings.Contains(err.Error(), "Windows cannot run") {
+		t.Fatalf("err = %v; want ErrStart naming the skill and saying Windows cannot run it", err)
+	}
+	if _, err := os.Stat(ran); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the script ran (%v)", err)
+	}
+	// A compiled plugin still runs there.
+	h.Register(tp())
+	if _, err := h.Invoke(context.Background(), "tp", "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+}

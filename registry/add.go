@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
@@ -153,6 +155,7 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	if req.Name != "" && len(sels) > 1 {
 		return nil, fmt.Errorf("--name renames one skill, but %d are selected; add them one at a time", len(sels))
 	}
+	warnUncommitted(req, src, snap, sels)
 	// Every selected skill is staged first, each in its own slot of w,
 	// and then all are committed under one lock with one registry write:
 	// a registry commit per skill rewrote (and fsynced) the whole registry
@@ -352,6 +355,18 @@ type installable struct {
 	record     *integrityRecord // the staged folder's files, for state/integrity
 }
 
+// pluginFile names a built plugin binary: the skill's canonical name, with
+// ".exe" on Windows, where a program is known by it. Each version gets a
+// folder of its own (the commit, or dev- and the hash for a link), so an
+// update never writes over a binary that may be running: Windows cannot
+// replace a running .exe (and runs plugins from a private copy besides).
+func pluginFile(canonical string) string {
+	if runtime.GOOS == "windows" {
+		return canonical + ".exe"
+	}
+	return canonical
+}
+
 func (in installable) placePlugin() error {
 	if in.pluginFrom == "" {
 		return nil
@@ -375,7 +390,7 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 	if err := CheckNoLinks(st.SkillDir); err != nil {
 		return installable{}, err
 	}
-	st.PluginOut = filepath.Join(w.path("plugin"), st.Canonical)
+	st.PluginOut = filepath.Join(w.path("plugin"), pluginFile(st.Canonical))
 	if prep != nil && e.Trusted {
 		if err := os.MkdirAll(w.path("plugin"), 0o755); err != nil {
 			return installable{}, err
@@ -421,4 +436,29 @@ func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e 
 		return installable{}, err
 	}
 	return in, nil
+}
+
+// warnUncommitted tells the author of a local repository that add installs
+// the commit: edits not yet committed in a selected skill's folder are not
+// in the install.
+func warnUncommitted(req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, sels []gitsrc.Found) {
+	if req.Warn == nil {
+		return
+	}
+	for _, sel := range sels {
+		files, err := snap.Uncommitted(sel.Dir)
+		if err != nil || len(files) == 0 {
+			continue
+		}
+		shown := files
+		if len(shown) > 5 {
+			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(files)-5))
+		}
+		folder := sel.Dir
+		if folder == "" || folder == "." {
+			folder = "the repository root"
+		}
+		req.Warn(fmt.Sprintf("%s has uncommitted changes in %s (%s): add installs commit %s as committed, without them; commit them and add again, or use the folder in place with 'agent skill link <dir>'",
+			src.Raw, folder, strings.Join(shown, ", "), gitsrc.Short(snap.Commit)))
+	}
 }

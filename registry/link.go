@@ -69,7 +69,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	err = s.locked(func(entries []Entry) ([]Entry, error) {
 		if e, err := find(entries, canonical); err == nil {
 			if e.Source != SourceDev {
-				return nil, alreadyInstalled(e)
+				return nil, linkTaken(e)
 			}
 			old = &e
 		}
@@ -87,7 +87,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	st := &Staged{
 		Canonical: canonical, Manifest: m, Warnings: warns,
 		RepoDir: dir, SkillDir: dir, Version: m.Version,
-		PluginOut: filepath.Join(w.path("plugin"), canonical),
+		PluginOut: filepath.Join(w.path("plugin"), pluginFile(canonical)),
 	}
 	if prep != nil {
 		if err := prep(ctx, st); err != nil {
@@ -112,7 +112,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 			from = path
 			// A new folder per build: a host still running the previous
 			// binary keeps it until recovery drops folders no entry uses.
-			to = filepath.Join(s.PluginsDir(), canonical, "dev-"+gitsrc.Short(p.SHA256), canonical)
+			to = filepath.Join(s.PluginsDir(), canonical, "dev-"+gitsrc.Short(p.SHA256), pluginFile(canonical))
 			e.Plugin = &Plugin{Path: to, SHA256: p.SHA256}
 		case within(dir, path):
 			e.Plugin = &Plugin{Path: path, SHA256: p.SHA256}
@@ -125,7 +125,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	}
 	err = s.locked(func(entries []Entry) ([]Entry, error) {
 		if cur, err := find(entries, canonical); err == nil && cur.Source != SourceDev {
-			return nil, alreadyInstalled(cur)
+			return nil, linkTaken(cur)
 		}
 		if from != "" {
 			if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
@@ -141,4 +141,11 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 		return Entry{}, err
 	}
 	return e, nil
+}
+
+// linkTaken is ErrAlreadyInstalled for link, which has no --name and no
+// update: the way out is to remove the install or rename the folder's skill.
+func linkTaken(e Entry) error {
+	return fmt.Errorf("%w: %s (from %s at %s); a linked folder cannot share its name: remove the install first (agent skill remove %s --yes), or give the folder's SKILL.md another name",
+		ErrAlreadyInstalled, e.Canonical, e.GitURL, gitsrc.Short(e.CommitSHA), e.Canonical)
 }

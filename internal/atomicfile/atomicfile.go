@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Option adds a guarantee, or a cost, to a write.
@@ -77,8 +78,43 @@ func (osDir) Open(name string) (*os.File, error)   { return os.Open(name) }
 func (osDir) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
 func (osDir) Remove(name string) error             { return os.Remove(name) }
 
+// rename moves the complete temporary file over the target. Tests
+// replace it. On Windows a rename over a file that another process holds
+// open without FILE_SHARE_DELETE (what Go's os.Open does: an agent
+// reading registry.json, a virus scanner, an indexer) fails, so there it
+// is retried while heldOpen says so, for up to renameBudget.
 var rename = func(d dir, oldname, newname string) error {
-	return d.Rename(oldname, newname)
+	return retry(func() error { return d.Rename(oldname, newname) }, heldOpen, sleep)
+}
+
+// heldOpen reports a rename refused because the target is open elsewhere
+// (rename_windows.go); elsewhere nothing is, and it is always false.
+// sleep waits between attempts. Both are variables for tests.
+var (
+	heldOpen = renameHeldOpen
+	sleep    = time.Sleep
+)
+
+// renameBudget bounds the waiting for a reader to close the target: long
+// enough for a scanner or another agent to finish reading, short enough
+// that a file held open for good (or a real access denial, which Windows
+// reports with the same code) fails the write in a few seconds.
+const renameBudget = 2 * time.Second
+
+// retry runs op until it succeeds, fails for a reason busy does not
+// accept, or renameBudget has been slept; the waits double from 1 ms up
+// to 250 ms.
+func retry(op func() error, busy func(error) bool, sleep func(time.Duration)) error {
+	delay, slept := time.Millisecond, time.Duration(0)
+	for {
+		err := op()
+		if err == nil || !busy(err) || slept >= renameBudget {
+			return err
+		}
+		sleep(delay)
+		slept += delay
+		delay = min(2*delay, 250*time.Millisecond)
+	}
 }
 
 func write(d dir, name string, data []byte, perm fs.FileMode, opts []Option) error {

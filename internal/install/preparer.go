@@ -1,6 +1,7 @@
 package install
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"debug/buildinfo"
@@ -179,10 +180,28 @@ func CommandPath(skillDir, rel string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: plugin.command %q: %v", plugbuild.ErrBadPath, rel, err)
 	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Errorf("%w: plugin.command %q is not an executable file; commit it with the executable bit set", plugbuild.ErrBadPath, rel)
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: plugin.command %q is not a regular file", plugbuild.ErrBadPath, rel)
+	}
+	if err := runnable(p, rel, fi); err != nil {
+		return "", err
 	}
 	return p, nil
+}
+
+// windowsProgram says whether a file that starts with head can be a
+// plugin on Windows (command_windows.go), where a file has no execute
+// bit: a program is a PE image, which starts with "MZ". A "#!" script is
+// refused by name, since Windows runs no interpreter from that line and
+// CreateProcess would only say "not a valid Win32 application".
+func windowsProgram(rel string, head []byte) error {
+	switch {
+	case bytes.HasPrefix(head, []byte("MZ")):
+		return nil
+	case bytes.HasPrefix(head, []byte("#!")):
+		return fmt.Errorf("%w: plugin.command %q is a script (it starts with #!), which Windows cannot run: give the skill a Go plugin (plugin.build, built for this system at install) or commit a Windows program (.exe)", plugbuild.ErrBadPath, rel)
+	}
+	return fmt.Errorf("%w: plugin.command %q is not a Windows program (an .exe starts with MZ): give the skill a Go plugin (plugin.build) instead", plugbuild.ErrBadPath, rel)
 }
 
 func sha256File(path string) (string, error) {

@@ -181,6 +181,9 @@ type HTTPOptions struct {
 	// served. Keep state (a generated token) here, not before ServeHTTP:
 	// nothing is written when the bind fails. An error ends ServeHTTP.
 	Ready func(addr string) error
+	// Metrics, if set, is served at MetricsPath behind the same token
+	// (telemetry.Metrics.Handler).
+	Metrics http.Handler
 }
 
 // MaxRequestBody caps an HTTP request body while it is read (SPEC §13):
@@ -225,6 +228,9 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 		handler.ServeHTTP(w, r)
 	})
 	mux.Handle(Path, checkOrigin(challenge(o.Token, auth.RequireBearerToken(verify, nil)(endOnDelete))))
+	if o.Metrics != nil {
+		mux.Handle(MetricsPath, checkOrigin(challenge(o.Token, o.Metrics)))
+	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s.serve(ctx, func(ctx context.Context) error {
 		if o.Ready != nil {

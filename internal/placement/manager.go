@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -264,7 +265,10 @@ func (m *Manager) write(e registry.Entry, p registry.Placement, dst string) erro
 	defer removeTree(tmp)
 	next := filepath.Join(tmp, "skill")
 	if p.Link {
-		err = os.Symlink(e.Path, next)
+		if err = os.Symlink(e.Path, next); err != nil && runtime.GOOS == "windows" {
+			// ERROR_PRIVILEGE_NOT_HELD, without Developer Mode.
+			return fmt.Errorf("%w; Windows makes symbolic links only in Developer Mode or for an administrator: turn Developer Mode on, or place a copy (without --link)", err)
+		}
 	} else {
 		err = copyTree(e.Path, next)
 	}

@@ -52,12 +52,22 @@ type Options struct {
 	// Name is the skill's name, for progress.
 	Name string
 	// Progress receives "building plugin for <name> (go build)…" and the
-	// elapsed time, when Terminal is true. nil or !Terminal is silent.
+	// elapsed time, redrawn, when Terminal is true. Without a terminal it
+	// gets one line once a build has taken Slow, and one when it ends, so
+	// that a first build (minutes on a cold Go cache) does not look hung
+	// in a log; a quick build writes nothing. nil is silent.
 	Progress io.Writer
 	Terminal bool
 	// Tick is how often progress is redrawn (default one second).
 	Tick time.Duration
+	// Slow is how long a build runs before a log gets its line (default
+	// DefaultSlow).
+	Slow time.Duration
 }
+
+// DefaultSlow is how long a build runs before Progress without a terminal
+// hears of it.
+const DefaultSlow = 3 * time.Second
 
 // ProxyDir is the GOPROXY directory the embedded SDK is served from.
 func ProxyDir(home string) string { return filepath.Join(home, "cache", "goproxy") }
@@ -274,10 +284,14 @@ func buildEnv(ctx context.Context, goBin string, environ []string, proxy string)
 }
 
 // progress shows a build on a terminal: the line at once, then the
-// elapsed time. The returned stop ends the line.
+// elapsed time. The returned stop ends the line. Without a terminal it is
+// logProgress.
 func progress(opts Options) (stop func(ok bool)) {
-	if opts.Progress == nil || !opts.Terminal {
+	if opts.Progress == nil {
 		return func(bool) {}
+	}
+	if !opts.Terminal {
+		return logProgress(opts)
 	}
 	tick := opts.Tick
 	if tick <= 0 {
@@ -310,6 +324,42 @@ func progress(opts Options) (stop func(ok bool)) {
 			word = "failed"
 		}
 		fmt.Fprintf(opts.Progress, "\r%s %s in %s\n", line, word, elapsed(time.Since(start)))
+	}
+}
+
+// logProgress writes a line, without redrawing, when a build has run for
+// opts.Slow, and a second one when that build ends; a build that ends
+// sooner writes nothing.
+func logProgress(opts Options) (stop func(ok bool)) {
+	slow := opts.Slow
+	if slow <= 0 {
+		slow = DefaultSlow
+	}
+	start := time.Now()
+	var mu sync.Mutex
+	said, stopped := false, false
+	timer := time.AfterFunc(slow, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		said = true
+		fmt.Fprintf(opts.Progress, "building plugin for %s (go build; a first build on a cold Go cache downloads and compiles the SDK's dependencies and takes a minute or more)…\n", opts.Name)
+	})
+	return func(ok bool) {
+		timer.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		if !said {
+			return
+		}
+		word := "built"
+		if !ok {
+			word = "failed to build"
+		}
+		fmt.Fprintf(opts.Progress, "plugin for %s %s in %s\n", opts.Name, word, elapsed(time.Since(start)))
 	}
 }
 

@@ -102,12 +102,15 @@ func TestBuild(t *testing.T) {
 		name     string
 		terminal bool
 		env      string
+		slow     time.Duration // without a terminal: when the log line comes
 	}{
-		{"on a terminal", true, ""},
-		{"without a terminal", false, ""},
+		{"on a terminal", true, "", 0},
+		{"without a terminal, quick", false, "", time.Hour},
+		// A log gets one line when a build takes a while, and one at the end.
+		{"without a terminal, slow", false, "", time.Nanosecond},
 		// go would fetch a GOPRIVATE module from its repository, past the
 		// proxy directory: the build uses extracted folders instead.
-		{"GOPRIVATE names the SDK", false, "GOPRIVATE=github.com/agentskills/*"},
+		{"GOPRIVATE names the SDK", false, "GOPRIVATE=github.com/agentskills/*", time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -130,7 +133,7 @@ func TestBuild(t *testing.T) {
 			var progress bytes.Buffer
 			err = plugbuild.Build(context.Background(), plugbuild.Options{
 				Home: home, Environ: env, Name: "greeter",
-				Progress: &progress, Terminal: tc.terminal, Tick: 10 * time.Millisecond,
+				Progress: &progress, Terminal: tc.terminal, Tick: 10 * time.Millisecond, Slow: tc.slow,
 			}, skill, "./plugin", out)
 			if err != nil {
 				t.Fatal(err)
@@ -149,9 +152,17 @@ func TestBuild(t *testing.T) {
 				t.Fatalf("no SDK in the proxy: %v", err)
 			}
 			got := progress.String()
-			if !tc.terminal {
+			switch {
+			case !tc.terminal && tc.slow == time.Hour:
 				if got != "" {
-					t.Fatalf("progress without a terminal: %q", got)
+					t.Fatalf("progress of a quick build without a terminal: %q", got)
+				}
+				return
+			case !tc.terminal:
+				lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+				if len(lines) != 2 || !strings.HasPrefix(lines[0], "building plugin for greeter (go build; a first build") ||
+					!strings.HasPrefix(lines[1], "plugin for greeter built in ") || strings.Contains(got, "\r") {
+					t.Fatalf("progress of a slow build without a terminal = %q", got)
 				}
 				return
 			}

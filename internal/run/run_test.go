@@ -274,6 +274,40 @@ func TestSlashInvocation(t *testing.T) {
 	}
 }
 
+// TestNoModelNoJob: a run that cannot reach a model (none chosen, no key)
+// says so and leaves no job folder, which --continue would otherwise find.
+func TestNoModelNoJob(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, model string
+		want        error
+	}{
+		{name: "no model chosen", model: "", want: run.ErrNoModel},
+		{name: "no API key", model: "anthropic/claude-x", want: run.ErrMissingKey},
+		{name: "unknown provider", model: "nope/x", want: run.ErrUnknownProvider},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "openai", false)
+			h.opts.Model = tc.model
+			h.opts.NewModel = func(spec string) (run.Model, error) { return run.NewModel(spec, run.ClientOptions{}) }
+			_, err := run.Start(context.Background(), h.opts, "hello")
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), "no job was started") {
+				t.Fatalf("err = %v, want it to say that no job was started", err)
+			}
+			if _, err := os.Stat(filepath.Join(h.root, ".agent", "jobs")); err == nil {
+				t.Fatal("a run that could not start created a job folder")
+			}
+			if evs := h.events(run.TypeStartRun); len(evs) != 0 {
+				t.Fatalf("start_run emitted: %v", evs)
+			}
+		})
+	}
+}
+
 func TestInterruptThenContinue(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "anthropic", false)

@@ -77,9 +77,15 @@ func Start(ctx context.Context, o Options, query string) (*Outcome, error) {
 	if strings.TrimSpace(query) == "" {
 		return nil, errors.New("the query is empty: agent run \"what to do\"")
 	}
+	// A run that cannot reach a model leaves no job behind: there would be
+	// nothing to resume, and an empty job would be the one --continue finds.
+	m, err := o.NewModel(o.Model)
+	if err != nil {
+		return nil, fmt.Errorf("%w; no job was started", err)
+	}
 	now := time.Now().UTC()
 	job := &Job{ID: newJobID(now), Model: o.Model, MaxSteps: o.MaxSteps, Status: StatusProceeding, CreatedAt: now}
-	r := &runner{o: o, job: job}
+	r := &runner{o: o, job: job, model: m}
 	rs := &RunSetting{JobID: job.ID, RunID: newID(), Query: query, Model: o.Model, Instruction: o.Instruction, CreatedAt: now}
 	first := query
 	if strings.HasPrefix(query, "/") {
@@ -176,12 +182,14 @@ func resume(ctx context.Context, o Options, job *Job, cp *Checkpoint, query stri
 
 // finish runs the coordinator to its end and records the job's outcome.
 func (r *runner) finish(ctx context.Context, rs *RunSetting, cp *Checkpoint) (*Outcome, error) {
-	m, err := r.o.NewModel(r.job.Model)
-	if err != nil {
-		r.stopJob(StatusFailed, "")
-		return nil, err
+	if r.model == nil {
+		m, err := r.o.NewModel(r.job.Model)
+		if err != nil {
+			r.stopJob(StatusFailed, "")
+			return nil, err
+		}
+		r.model = m
 	}
-	r.model = m
 	result, status, err := r.loop(ctx, rs, cp)
 	r.stopJob(status, result)
 	out := &Outcome{JobID: r.job.ID, RunID: rs.RunID, Status: status, Result: result, Steps: r.job.Steps}

@@ -92,6 +92,44 @@ type CallObserver interface {
 	CallEnd(ctx context.Context, ev CallEvent, out Outcome)
 }
 
+// Observers is one CallObserver that tells each of obs in turn (CallStart
+// in order, CallEnd in reverse, as nested spans end); nil ones are left
+// out, and none gives nil.
+func Observers(obs ...CallObserver) CallObserver {
+	var all observers
+	for _, o := range obs {
+		switch o := o.(type) {
+		case nil:
+		case observers:
+			all = append(all, o...)
+		default:
+			all = append(all, o)
+		}
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return all
+}
+
+type observers []CallObserver
+
+func (all observers) CallStart(ctx context.Context, ev CallEvent) context.Context {
+	for _, o := range all {
+		ctx = o.CallStart(ctx, ev)
+	}
+	return ctx
+}
+
+func (all observers) CallEnd(ctx context.Context, ev CallEvent, out Outcome) {
+	for i := len(all) - 1; i >= 0; i-- {
+		all[i].CallEnd(ctx, ev, out)
+	}
+}
+
 // Call is the only way a front end calls a tool: it normalises args,
 // resolves name, applies the allowed-tools limit, approval and the
 // deadline policy, invokes the tool, runs a fork skill's delegation and

@@ -48,7 +48,12 @@ type Config struct {
 	// (SPEC §2); 0 means DefaultCallFloor. Tests shorten it.
 	CallFloor time.Duration
 	// Observer hears the start and end of every Call; nil hears nothing.
+	// Observers makes one of several.
 	Observer CallObserver
+	// PluginStarted, when set, is told of every plugin process that
+	// started, with restart true when this workspace had started that
+	// plugin before (after a crash, a kill at a deadline or an idle stop).
+	PluginStarted func(ctx context.Context, skill string, restart bool)
 }
 
 // Store opens the registry under Home.

@@ -126,6 +126,12 @@ func (ws *Workspace) unresolved(name string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tool %s is not active;", name)
 	for _, e := range owners {
+		if f, failed := ws.failure(e.Canonical); failed {
+			// Selected already: the advice to export AGENT_SKILLS would be
+			// wrong. What is wrong is the skill itself.
+			fmt.Fprintf(&b, " skill %s provides it but failed to load: %s (the warning above says more; fix it, then call again).", e.Canonical, f.Reason)
+			continue
+		}
 		if e.NamedOnly {
 			fmt.Fprintf(&b, " skill %s provides it: export AGENT_SKILLS=%s (AGENT_SKILLS=all leaves it out: it must be named).", e.Canonical, e.Canonical)
 		} else if e.Trusted {

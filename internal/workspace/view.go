@@ -34,6 +34,9 @@ type SkillState struct {
 	Indexed bool
 	// Problems are the SKILL.md warnings, recoveries among them (SPEC §3).
 	Problems []manifest.Problem
+	// Output is what follows Detail's line in the error, such as go
+	// build's compiler output when a linked skill's plugin did not build.
+	Output string
 }
 
 // View is every known skill with its state. Building it reads each
@@ -58,9 +61,12 @@ const (
 	Every
 )
 
-// LoadView builds the view. It starts no process and opens no file but
-// the registry and, for skills whose registry listing is missing or whose
-// SKILL.md changed since install, their SKILL.md.
+// LoadView builds the view. It opens no file but the registry and, for
+// skills whose registry listing is missing or whose SKILL.md changed since
+// install, their SKILL.md. It starts no process, except one: when
+// cfg.Relink is set, a selected linked (dev) skill whose folder changed is
+// rebuilt here, so that a plugin that no longer compiles is a load failure
+// with go build's output in every front end, `agent check` included.
 func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	store := cfg.Store()
 	all, err := AllEntries(ctx, store)
@@ -81,6 +87,16 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 		if !st.Selected && scope != Every {
 			v.Skills = append(v.Skills, st)
 			continue
+		}
+		if st.Selected && e.Source == registry.SourceDev && cfg.Relink != nil {
+			fresh, err := cfg.Relink(ctx, e)
+			if err != nil {
+				st.Reason, st.Detail = ReasonLoadFailed, oneLine(err, "")
+				st.Output = rest(err.Error())
+				v.Skills = append(v.Skills, st)
+				continue
+			}
+			e, st.Entry, v.all[i] = fresh, fresh, fresh
 		}
 		m, indexed := listings.Indexed(&e)
 		var err error
@@ -135,6 +151,15 @@ func oneLine(err error, dir string) string {
 		msg = msg[:i]
 	}
 	return strings.TrimSpace(msg)
+}
+
+// rest is msg after its first line, without trailing blank lines.
+func rest(msg string) string {
+	_, after, ok := strings.Cut(msg, "\n")
+	if !ok {
+		return ""
+	}
+	return strings.TrimRight(after, " \t\r\n")
 }
 
 // Active returns the active skills in canonical order.

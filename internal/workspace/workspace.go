@@ -72,8 +72,9 @@ type ActiveSkill struct {
 
 // LoadFailure says why a selected skill was left out.
 type LoadFailure struct {
-	Name   string
-	Reason string
+	Name      string
+	Canonical string
+	Reason    string // one line
 }
 
 // ToolRef is one tool in the index.
@@ -103,22 +104,13 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 	}
 	// v.all is this view's own copy of the entries: no second one.
 	ws := &Workspace{Config: cfg, Warnings: v.Warnings, All: v.all}
-	for i, st := range v.Skills {
+	for _, st := range v.Skills {
 		e := st.Entry
 		if st.Selected && !st.Active {
-			ws.fail(e.Name, st.Detail)
+			ws.fail(e, st.Detail, st.Output)
 		}
 		if !st.Active {
 			continue
-		}
-		if e.Source == registry.SourceDev && cfg.Relink != nil {
-			fresh, err := cfg.Relink(ctx, e)
-			if err != nil {
-				ws.fail(e.Name, shortReason(err))
-				continue
-			}
-			e = fresh
-			ws.All[i] = e
 		}
 		as := &ActiveSkill{Entry: e, Manifest: st.Manifest, Indexed: st.Indexed}
 		if st.Indexed && e.Listing != nil {
@@ -133,7 +125,7 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 			// tool asks for it (SPEC §10, Layer 3).
 			scripts, err := exec.List(e.Path, st.Manifest.Scripts, st.Manifest.ScriptsIgnore)
 			if err != nil {
-				ws.fail(e.Name, shortReason(err))
+				ws.fail(e, shortReason(err), "")
 				continue
 			}
 			for _, s := range scripts {
@@ -165,9 +157,26 @@ func New(cfg Config, all []registry.Entry, active []*ActiveSkill) (*Workspace, e
 	return ws, nil
 }
 
-func (ws *Workspace) fail(name, reason string) {
-	ws.Failed = append(ws.Failed, LoadFailure{Name: name, Reason: reason})
-	ws.Warnings = append(ws.Warnings, fmt.Sprintf("skill %s failed to load: %s", name, reason))
+// fail records a selected skill that did not load; output (such as go
+// build's) follows the reason in the warning, so that the user sees what
+// to fix without another command.
+func (ws *Workspace) fail(e registry.Entry, reason, output string) {
+	ws.Failed = append(ws.Failed, LoadFailure{Name: e.Name, Canonical: e.Canonical, Reason: reason})
+	msg := fmt.Sprintf("skill %s failed to load: %s", e.Name, reason)
+	if output != "" {
+		msg += "\n" + output
+	}
+	ws.Warnings = append(ws.Warnings, msg)
+}
+
+// failure is the load failure of the skill with this canonical name.
+func (ws *Workspace) failure(canonical string) (LoadFailure, bool) {
+	for _, f := range ws.Failed {
+		if f.Canonical == canonical {
+			return f, true
+		}
+	}
+	return LoadFailure{}, false
 }
 
 // shortReason is the first line of an error, enough to say why a skill did
@@ -269,7 +278,11 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
-	h := host.New(host.WithLogger(ws.Config.logger()), host.WithStateDir(stateDir))
+	opts := []host.Option{host.WithLogger(ws.Config.logger()), host.WithStateDir(stateDir)}
+	if ws.Config.PluginStarted != nil {
+		opts = append(opts, host.WithStartHook(ws.Config.PluginStarted))
+	}
+	h := host.New(opts...)
 	ws.plugins = map[string]*pluginUse{}
 	register := func(p host.Plugin) {
 		ws.plugins[p.Name] = &pluginUse{def: p}

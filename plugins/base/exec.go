@@ -7,6 +7,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -52,7 +53,10 @@ func (s *service) shell(ctx context.Context, in ShellInput) (ExecResult, string,
 	if strings.TrimSpace(in.Command) == "" {
 		return ExecResult{}, "", errorf(CodeInvalidArgs, "command is empty; give a shell command line such as \"ls -la | head\"")
 	}
-	return s.run(ctx, "/bin/sh", []string{"-c", in.Command}, in.Workdir, nil, in.TimeoutMS)
+	if shellPath == "" {
+		return ExecResult{}, "", errorf(CodeInvalidArgs, "shell_command needs a POSIX shell (/bin/sh), which Windows does not have; use exec with the program and its arguments (for a cmd.exe builtin: command \"cmd.exe\", args [\"/c\", ...])")
+	}
+	return s.run(ctx, shellPath, []string{"-c", in.Command}, in.Workdir, nil, in.TimeoutMS)
 }
 
 func (s *service) run(ctx context.Context, command string, args []string, cwd string, extra map[string]string, timeoutMS int) (ExecResult, string, error) {
@@ -77,7 +81,7 @@ func (s *service) run(ctx context.Context, command string, args []string, cwd st
 		return ExecResult{}, "", err
 	}
 	path := command
-	if !strings.Contains(command, "/") {
+	if !strings.ContainsAny(command, pathSeparators) {
 		if path, err = lookPath(command, env); err != nil {
 			return ExecResult{}, "", err
 		}
@@ -216,8 +220,7 @@ func lookPath(name string, env []string) (string, error) {
 		if dir == "" {
 			dir = "."
 		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		if p, ok := findProgram(dir, name, programExts); ok {
 			return p, nil
 		}
 	}
@@ -227,3 +230,30 @@ func lookPath(name string, env []string) (string, error) {
 // running tracks the process groups of commands in flight so that a plugin
 // told to stop can kill them first.
 var running = procgroup.NewSet("the base plugin")
+
+// findProgram finds name in dir. With exts nil (Unix) the file must carry
+// an execute bit; with exts (Windows, where no file has one) a name
+// without an extension is tried with each of them, and a name with one
+// must end in one of them.
+func findProgram(dir, name string, exts []string) (string, bool) {
+	candidates := []string{name}
+	if exts != nil {
+		if ext := filepath.Ext(name); ext == "" {
+			candidates = candidates[:0]
+			for _, e := range exts {
+				candidates = append(candidates, name+e)
+			}
+		} else if !slices.ContainsFunc(exts, func(e string) bool { return strings.EqualFold(e, ext) }) {
+			return "", false
+		}
+	}
+	for _, c := range candidates {
+		p := filepath.Join(dir, c)
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() || (exts == nil && fi.Mode()&0o111 == 0) {
+			continue
+		}
+		return p, true
+	}
+	return "", false
+}

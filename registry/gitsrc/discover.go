@@ -25,8 +25,11 @@ const (
 	maxPluginJSON = 1 << 20
 )
 
-// walkSkip are folders the full walk never enters.
-var walkSkip = map[string]bool{".git": true, "node_modules": true, "vendor": true, "dist": true, "build": true, "__pycache__": true}
+// walkSkip are folders the full walk never enters. testdata holds test
+// fixtures by Go's convention (the go tool ignores it too): a repository's
+// example skills are what a listing of it should show, not the broken
+// SKILL.md files its tests feed a parser.
+var walkSkip = map[string]bool{".git": true, "node_modules": true, "vendor": true, "dist": true, "build": true, "__pycache__": true, "testdata": true}
 
 // SearchOrder describes where Discover looks, for messages.
 var SearchOrder = []string{

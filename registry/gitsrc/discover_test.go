@@ -81,6 +81,7 @@ func TestDiscover(t *testing.T) {
 			"a/b/c/d/e/f/SKILL.md":                 skillFile("six"),
 			"a/b/c/d/e/f/g/SKILL.md":               skillFile("seven"),
 			"docs/build/x/SKILL.md":                skillFile("no"),
+			"pkg/testdata/fixture/SKILL.md":        skillFile("no"),
 			"examples/skills/hello/sub/x/SKILL.md": skillFile("inside-a-skill"),
 		}, wantStep: 3, want: []string{"a/b/c/d/e/f", "examples/skills/hello"}},
 		{name: "links are not followed", fsys: fstest.MapFS{

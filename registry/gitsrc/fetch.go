@@ -59,6 +59,9 @@ type Snapshot struct {
 
 	repo *git.Repository
 	tag  plumbing.Hash // the annotated tag object of a tag ref, or zero
+	// worktree is the working tree of a local repository whose checked-out
+	// HEAD this snapshot is (no ref asked for), for Uncommitted.
+	worktree string
 }
 
 // BlobHashes maps the files under dir in commit sha (slash paths relative
@@ -136,9 +139,9 @@ func (g *GoGit) fetchLocal(p string, req FetchRequest) (*Snapshot, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("fetch %s: %w: %s does not exist or is not a git repository; check the path", req.URL, ErrRepoNotFound, p)
 	}
-	gitDir := p
+	gitDir, worktree := p, ""
 	if gi, err := os.Stat(filepath.Join(p, ".git")); err == nil && gi.IsDir() {
-		gitDir = filepath.Join(p, ".git")
+		gitDir, worktree = filepath.Join(p, ".git"), p
 	} else if _, err := os.Stat(filepath.Join(p, "HEAD")); err != nil {
 		// A skill folder being written, not yet committed: add installs
 		// a commit, link uses a folder as it is.
@@ -167,7 +170,11 @@ func (g *GoGit) fetchLocal(p string, req FetchRequest) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return snapshotOf(repo, t, req.URL)
+	snap, err := snapshotOf(repo, t, req.URL)
+	if err == nil && t.Kind == "default" {
+		snap.worktree = worktree
+	}
+	return snap, err
 }
 
 // localRefs lists a local repository's refs the way a server advertises

@@ -80,6 +80,9 @@ type checkSkillJSON struct {
 type checkFailureJSON struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
+	// Output is the rest of the error, such as go build's compiler
+	// output for a linked skill whose plugin no longer builds.
+	Output string `json:"output,omitempty"`
 }
 
 // checkProtections says how plugins are kept honest and contained on this
@@ -176,7 +179,7 @@ func buildCheck(v *workspace.View) checkJSON {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("skill %s: %s", e.Canonical, p))
 		}
 		if s.Reason == workspace.ReasonLoadFailed || s.Reason == workspace.ReasonIncompatible {
-			r.Failures = append(r.Failures, checkFailureJSON{Name: e.Canonical, Reason: s.Detail})
+			r.Failures = append(r.Failures, checkFailureJSON{Name: e.Canonical, Reason: s.Detail, Output: s.Output})
 		}
 		if e.Source != registry.SourceBundled {
 			installed++
@@ -271,6 +274,9 @@ func writeCheck(w io.Writer, r checkJSON) error {
 		fmt.Fprintln(w, "\nCould not load:")
 		for _, f := range r.Failures {
 			fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Reason)
+			if f.Output != "" {
+				fmt.Fprintln(w, f.Output)
+			}
 		}
 	}
 	fmt.Fprintf(w, "\nProtections on this machine (%s):\n", r.Platform)

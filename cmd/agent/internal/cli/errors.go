@@ -105,7 +105,7 @@ func init() {
 		hint{is(manifest.ErrInvalidManifest), "run 'agent skill validate <dir>' on the skill to see every problem"},
 		hint{isUnless(manifest.ErrInvalidName, "use 1-"), "skill names use 1-64 letters, digits, '-' or '_'"},
 		hint{isUnless(registry.ErrNotFound, "agent skill list"), "'agent skill list' shows what is installed"},
-		hint{is(registry.ErrAlreadyInstalled), "to keep both, add the second copy under another name with --name"},
+		hint{isUnless(registry.ErrAlreadyInstalled, "another name"), "to keep both, add the second copy under another name with --name"},
 		hint{isUnless(gitsrc.ErrUnsupportedSource, "use an https", "use https", "give an https"), "give an https, http, ssh, git or file URL, a local path to a git repository, or owner/repo for GitHub"},
 		hint{isUnless(gitsrc.ErrRepoNotFound, "agent skill link"), "for a private repository, check that you have access"},
 		hint{is(gitsrc.ErrAuthRequired), "the repository needs credentials: use an ssh URL with a loaded key, or a git credential helper for https"},

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/mcp"
+	"github.com/agentskills/agent/internal/telemetry"
 	"github.com/agentskills/agent/internal/workspace"
 )
 
@@ -45,6 +46,9 @@ func newCmdMCP(f *Factory, runF func(context.Context, *mcpOptions) error) *cobra
 			--http 127.0.0.1:PORT serves streamable HTTP at /mcp on loopback only.
 			Every request needs 'Authorization: Bearer <token>': --token, or the
 			token kept in $AGENT_HOME/state/mcp-token (made and printed once).
+			/metrics, behind the same token, serves Prometheus metrics: tool calls
+			by skill, tool and outcome code, their latency, errors by code, and
+			plugin starts and restarts.
 
 			--lazy lists only use_skill, call_tool and the script tools: use_skill
 			returns a skill's instructions and its tools' schemas, call_tool calls
@@ -98,9 +102,26 @@ func mcpRun(ctx context.Context, opts *mcpOptions) error {
 		idle = -1 // the flag's 0 means never
 	}
 	log := slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slogLevel(cfg.LogLevel)}))
+	// Only a long-running HTTP server has metrics (SPEC §17): stdio
+	// builds no meter provider.
+	var metrics *telemetry.Metrics
+	if opts.HTTP != "" {
+		if metrics, err = telemetry.NewMetrics(ctx, Version); err != nil {
+			return err
+		}
+		defer metrics.Shutdown(context.WithoutCancel(ctx))
+	}
 	srv, err := mcp.New(ctx, mcp.Options{
 		Load: func(ctx context.Context) (*workspace.Workspace, error) {
-			return f.loadWorkspace(ctx)
+			wc, err := f.WorkspaceConfig()
+			if err != nil {
+				return nil, err
+			}
+			if metrics != nil {
+				wc.Observer = workspace.Observers(wc.Observer, mcp.CallMetrics(metrics))
+				wc.PluginStarted = metrics.PluginStarted
+			}
+			return workspace.Load(ctx, wc)
 		},
 		Home:        cfg.Home,
 		Lazy:        opts.Lazy,
@@ -132,8 +153,9 @@ func mcpRun(ctx context.Context, opts *mcpOptions) error {
 		generated = true
 	}
 	return srv.ServeHTTP(ctx, mcp.HTTPOptions{
-		Addr:  opts.HTTP,
-		Token: token,
+		Addr:    opts.HTTP,
+		Token:   token,
+		Metrics: metrics.Handler(),
 		Ready: func(addr string) error {
 			// Only once the address is ours: a refused bind writes nothing.
 			if generated {

@@ -312,7 +312,7 @@ func init() {
 	resumable := "the job is saved: 'agent run --continue' resumes it"
 	hints = append(hints,
 		hint{is(run.ErrNoModel), "pass --model anthropic/MODEL or openai/MODEL, or set model: in $AGENT_HOME/config.yaml"},
-		hint{is(run.ErrMissingKey), "export the key, then 'agent run --continue' resumes the job"},
+		hint{isUnless(run.ErrMissingKey, "no job was started"), "export the key, then 'agent run --continue' resumes the job"},
 		hint{is(run.ErrUnknownModel), "pass --model with a model the provider serves, with 'agent run --continue --model PROVIDER/MODEL'"},
 		hint{is(run.ErrRateLimited), resumable + " once the provider accepts requests again"},
 		hint{is(run.ErrProviderDown), resumable + " once the provider is back"},

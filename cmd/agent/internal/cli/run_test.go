@@ -230,8 +230,12 @@ func TestRunBinary(t *testing.T) {
 		cmd.Dir = work
 		cmd.Env = append(os.Environ(), "AGENT_HOME="+filepath.Join(filepath.Dir(work), "home"), "AGENT_WORKSPACE="+work, "ANTHROPIC_API_KEY=")
 		out, _ := cmd.CombinedOutput()
-		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "ANTHROPIC_API_KEY") || !strings.Contains(string(out), "--continue") {
+		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "ANTHROPIC_API_KEY") || !strings.Contains(string(out), "no job was started") || strings.Contains(string(out), "--continue") {
 			t.Fatalf("exit %d:\n%s", cmd.ProcessState.ExitCode(), out)
+		}
+		// It could not start: no job folder for --continue to find.
+		if _, err := os.Stat(filepath.Join(work, ".agent", "jobs")); err == nil {
+			t.Fatal("a run that could not start created a job folder")
 		}
 	})
 }

@@ -69,7 +69,11 @@ func toolsRun(ctx context.Context, opts *toolsOptions) error {
 	}
 	defer ws.Close()
 	ws.PrintWarnings(opts.IO.ErrOut)
-	if len(ws.Active) == 0 {
+	switch {
+	case len(ws.Active) == 0 && len(ws.Failed) > 0:
+		// AGENT_SKILLS named them: the advice to set it would be wrong.
+		fmt.Fprintln(opts.IO.ErrOut, "No skills are active: the ones AGENT_SKILLS selects failed to load (the warnings above say why).")
+	case len(ws.Active) == 0:
 		fmt.Fprintln(opts.IO.ErrOut, noActiveSkillsHint)
 	}
 	if opts.JSON {

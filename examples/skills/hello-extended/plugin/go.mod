@@ -2,10 +2,10 @@ module github.com/agentskills/agent/examples/skills/hello-extended/plugin
 
 go 1.26.0
 
-require github.com/agentskills/agent/sdk v0.1.0-h526a1af1dba1
+require github.com/agentskills/agent/sdk v0.1.0-hf152dfe2bf19
 
 require (
-	github.com/agentskills/agent/proto v0.1.0-h526a1af1dba1 // indirect
+	github.com/agentskills/agent/proto v0.1.0-hf152dfe2bf19 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/hashicorp/go-hclog v1.6.3 // indirect
