@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/agentskills/agent/internal/envfilter"
 	"github.com/agentskills/agent/internal/procgroup"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -50,6 +52,11 @@ type Plugin struct {
 	SHA256 string
 	Env    []string // the plugin's whole environment (see FilterEnv)
 	Dir    string   // working directory; "" = the host's
+	// Sandbox is what the skill's SKILL.md grants its code beyond its
+	// folder (sandbox.Declared): the plugin then runs confined to it (see
+	// Host.confine). nil runs it unconfined: the bundled plugins, which
+	// confine each command they run instead.
+	Sandbox *sandbox.Policy
 }
 
 // Option configures a Host.
@@ -455,12 +462,16 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 	execPath := p.Path
 	var extra []*os.File
 	var atExec func(int) error
+	var commit func()
 	var busy func() (string, []*os.File, error)
 	attr := &syscall.SysProcAttr{}
 	if p.SHA256 != "" {
 		if canTrace && !h.noTrace.Load() && !startsWithShebang(p.Path) && h.firstStart(p) {
 			setTrace(attr, true)
-			atExec = func(pid int) error { return h.verifier.checkExe(p, pid) }
+			atExec = func(pid int) (err error) {
+				commit, err = h.verifier.checkExe(p, pid)
+				return err
+			}
 			busy = func() (string, []*os.File, error) {
 				s, err := h.sealedCopy(p)
 				if err != nil {
@@ -496,10 +507,20 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		RunnerFunc: func(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
 			// base.Env holds only go-plugin's variables (SkipHostEnv),
 			// including the private 0700 socket directory it created.
-			env := make([]string, 0, len(p.Env)+len(base.Env)+1)
+			env := make([]string, 0, len(p.Env)+len(base.Env)+2)
 			env = append(env, p.Env...)
 			env = append(env, base.Env...)
 			env = append(env, sdk.EnvLogLevel+"="+h.level)
+			var pol *sandbox.Policy
+			var tmp string
+			if p.Sandbox != nil {
+				var err error
+				if pol, tmp, err = h.confine(p, base.Env); err != nil {
+					return nil, err
+				}
+				env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
+				env = append(env, "TMPDIR="+tmp)
+			}
 			cmd := &exec.Cmd{
 				Path:        execPath,
 				Args:        append([]string{p.Path}, p.Args...),
@@ -510,6 +531,13 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 			}
 			run = newRunner(p.Name, log, cmd)
 			run.atExec, run.busy = atExec, busy
+			run.sandbox, run.tmp = pol, tmp
+			run.started = func() {
+				if commit != nil {
+					commit()
+					commit = nil
+				}
+			}
 			return run, nil
 		},
 	})
@@ -541,6 +569,36 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 		return fail(fmt.Errorf("dispensed %T, not a skill", raw))
 	}
 	return &instance{client: client, skill: skill, run: run, stderr: stderr}, nil
+}
+
+// confine is a skill plugin's sandbox (SPEC §8): it reads its folder, its
+// binary, the system and what SKILL.md grants; it writes a temp folder of
+// its own (its TMPDIR, returned, removed when it exits), go-plugin's
+// socket folder (named in goPluginEnv) and what SKILL.md grants; its
+// network is what SKILL.md declares.
+func (h *Host) confine(p Plugin, goPluginEnv []string) (*sandbox.Policy, string, error) {
+	tmp, err := os.MkdirTemp("", "agent-plugin-")
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: skill %q: its temp folder: %w", ErrStart, p.Name, err)
+	}
+	pol := &sandbox.Policy{
+		Read:    append(append([]string{p.Path}, sandbox.System...), p.Sandbox.Read...),
+		Write:   append([]string{tmp}, p.Sandbox.Write...),
+		Move:    p.Sandbox.Move,
+		Network: p.Sandbox.Network,
+	}
+	if p.Dir != "" {
+		pol.Read = append(pol.Read, p.Dir)
+	}
+	for _, kv := range goPluginEnv {
+		if dir, ok := strings.CutPrefix(kv, "PLUGIN_UNIX_SOCKET_DIR="); ok {
+			pol.Write = append(pol.Write, dir)
+		}
+	}
+	// The check at exec runs on the restricted thread: read the record
+	// of the last full hash now, while the state folder can be read.
+	h.verifier.lookup(p.Path)
+	return pol, tmp, nil
 }
 
 // Close kills every plugin and waits for them to exit. Later calls fail

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/agentskills/agent/internal/procgroup"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/sdk"
 )
 
@@ -46,6 +47,15 @@ type procRunner struct {
 	// copy instead.
 	busy        func() (path string, extra []*os.File, err error)
 	traceDenied bool
+	// started runs once the child runs, off the thread that started it
+	// (which the sandbox restricts): it records what atExec checked.
+	started func()
+	// sandbox confines the plugin (internal/sandbox); nil runs it as is.
+	// release ends the thread that started it, once it has exited; tmp
+	// is its TMPDIR, removed then.
+	sandbox *sandbox.Policy
+	release func()
+	tmp     string
 
 	rawStdout *os.File
 	stderr    *eofReader
@@ -112,10 +122,15 @@ func (r *procRunner) Start(context.Context) error {
 			return err
 		}
 		cmd.Stdout, cmd.Stderr = outW, errW
-		err = spawn(cmd, r.atExec, group)
+		var release func()
+		release, err = spawn(cmd, r.atExec, group, r.sandbox)
 		outW.Close()
 		errW.Close()
 		if err == nil {
+			if r.started != nil {
+				r.started()
+			}
+			r.release = release
 			r.cmd = cmd
 			r.pid = cmd.Process.Pid
 			r.group = group
@@ -149,6 +164,9 @@ func (r *procRunner) Start(context.Context) error {
 		}
 	}
 	_ = r.stdoutW.Close()
+	if r.tmp != "" {
+		_ = os.RemoveAll(r.tmp)
+	}
 	return err
 }
 
@@ -158,6 +176,12 @@ func (r *procRunner) Start(context.Context) error {
 func (r *procRunner) watch() {
 	err := r.group.Wait()
 	r.group.Release()
+	if r.release != nil {
+		r.release()
+	}
+	if r.tmp != "" {
+		_ = os.RemoveAll(r.tmp)
+	}
 	// Orphans that left the group (setsid) and were adopted by us when
 	// the plugin died without ending them.
 	sweepAdopted()
@@ -277,15 +301,24 @@ func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return 
 // stopped, and a non-nil error kills the child instead. group joins the
 // child to its group (procgroup.Group.Started) before anyone else hears of
 // it.
-func spawn(cmd *exec.Cmd, atExec func(pid int) error, group *procgroup.Group) error {
+//
+// A sandboxed child (pol not nil) is started instead from a thread of its
+// own that the sandbox restricts and that stays parked, the tracer and
+// the parent whose death the kernel signals, until release.
+func spawn(cmd *exec.Cmd, atExec func(pid int) error, group *procgroup.Group, pol *sandbox.Policy) (release func(), err error) {
 	spawnOnce.Do(func() {
 		becomeSubreaper()
-		spawnCh = make(chan spawnReq)
+		spawnCh = make(chan *spawnReq)
 		go func() {
 			runtime.LockOSThread()
 			for req := range spawnCh {
 				leaders.mu.Lock()
-				err := startCmd(req.cmd, req.atExec)
+				var err error
+				if req.pol == nil {
+					err = startCmd(req.cmd, req.atExec)
+				} else {
+					req.release, err = sandbox.Start(req.cmd, *req.pol, func(c *exec.Cmd) error { return startCmd(c, req.atExec) })
+				}
 				if err == nil {
 					if err = req.group.Started(); err != nil {
 						_ = req.cmd.Wait()
@@ -295,25 +328,32 @@ func spawn(cmd *exec.Cmd, atExec func(pid int) error, group *procgroup.Group) er
 					leaders.m[req.cmd.Process.Pid] = true
 				}
 				leaders.mu.Unlock()
+				if err != nil && req.release != nil {
+					req.release()
+					req.release = nil
+				}
 				req.done <- err
 			}
 		}()
 	})
-	req := spawnReq{cmd: cmd, atExec: atExec, group: group, done: make(chan error, 1)}
+	req := &spawnReq{cmd: cmd, atExec: atExec, group: group, pol: pol, done: make(chan error, 1)}
 	spawnCh <- req
-	return <-req.done
+	err = <-req.done
+	return req.release, err
 }
 
 type spawnReq struct {
-	cmd    *exec.Cmd
-	atExec func(pid int) error
-	group  *procgroup.Group
-	done   chan error
+	cmd     *exec.Cmd
+	atExec  func(pid int) error
+	group   *procgroup.Group
+	pol     *sandbox.Policy
+	release func()
+	done    chan error
 }
 
 var (
 	spawnOnce sync.Once
-	spawnCh   chan spawnReq
+	spawnCh   chan *spawnReq
 )
 
 // leaders are the plugin processes this process started and has not

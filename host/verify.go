@@ -260,33 +260,36 @@ func (v *verifier) seal(p Plugin) (*sealedBinary, error) {
 // anyone has open for writing (a writable mapping included) and refuses
 // new writers while it runs, so the file /proc/pid/exe names cannot change
 // under us: an unchanged settled fingerprint proves it, else it is hashed.
-func (v *verifier) checkExe(p Plugin, pid int) error {
+// It runs on the thread that started the child, which may be sandboxed
+// with it (internal/sandbox), so the record of a hash is written by
+// commit, which the caller runs elsewhere once the child runs.
+func (v *verifier) checkExe(p Plugin, pid int) (commit func(), err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
-		return fmt.Errorf("%w: skill %q: open the started plugin: %v", ErrStart, p.Name, err)
+		return nil, fmt.Errorf("%w: skill %q: open the started plugin: %v", ErrStart, p.Name, err)
 	}
 	defer f.Close()
 	fp, err := statOf(f)
 	if err != nil {
-		return fmt.Errorf("%w: skill %q: stat the started plugin: %v", ErrStart, p.Name, err)
+		return nil, fmt.Errorf("%w: skill %q: stat the started plugin: %v", ErrStart, p.Name, err)
 	}
 	want := strings.ToLower(p.SHA256)
 	if rec, found := v.lookup(p.Path); found && rec.Settled && rec.SHA256 == want && rec.sameFile(fp) {
-		return nil
+		return nil, nil
 	}
 	v.hashes.Add(1)
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("%w: skill %q: read the started plugin: %v", ErrStart, p.Name, err)
+		return nil, fmt.Errorf("%w: skill %q: read the started plugin: %v", ErrStart, p.Name, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		return tampered(p, fmt.Sprintf("its sha256 is %s, the registry recorded %s", got, want))
+		return nil, tampered(p, fmt.Sprintf("its sha256 is %s, the registry recorded %s", got, want))
 	}
 	if time.Since(time.Unix(0, fp.CtimeNs)) > v.settle {
 		fp.Path, fp.SHA256, fp.Settled = p.Path, want, true
-		v.store(fp)
+		return func() { v.store(fp) }, nil
 	}
-	return nil
+	return nil, nil
 }
 
 func tampered(p Plugin, why string) error {

@@ -132,3 +132,17 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isWordByte(c byte) bool {
 	return c == '_' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z')
 }
+
+// SkillDirVar is Claude Code's name for the skill's own folder in a body.
+const SkillDirVar = "${CLAUDE_SKILL_DIR}"
+
+// SubstituteSkillDir writes dir, the folder the skill is installed in, for
+// each ${CLAUDE_SKILL_DIR} in body, as Claude Code does, so that a body's
+// "run ${CLAUDE_SKILL_DIR}/scripts/x.py" names a real file. With no dir (a
+// bundled skill served from the binary) the body is left as written.
+func SubstituteSkillDir(body, dir string) string {
+	if dir == "" || !strings.Contains(body, SkillDirVar) {
+		return body
+	}
+	return strings.ReplaceAll(body, SkillDirVar, dir)
+}

@@ -64,3 +64,21 @@ func FuzzSubstitute(f *testing.F) {
 		}
 	})
 }
+
+func TestSubstituteSkillDir(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body, dir, want string
+	}{
+		{"each occurrence", "Run ${CLAUDE_SKILL_DIR}/scripts/a.py; read ${CLAUDE_SKILL_DIR}/ref.md", "/home/u/.agent/skills/x", "Run /home/u/.agent/skills/x/scripts/a.py; read /home/u/.agent/skills/x/ref.md"},
+		{"no folder: as written", "Run ${CLAUDE_SKILL_DIR}/a.py", "", "Run ${CLAUDE_SKILL_DIR}/a.py"},
+		{"other variables untouched", "$CLAUDE_SKILL_DIR ${HOME} ${CLAUDE_PROJECT_DIR}", "/s", "$CLAUDE_SKILL_DIR ${HOME} ${CLAUDE_PROJECT_DIR}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := SubstituteSkillDir(tc.body, tc.dir); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

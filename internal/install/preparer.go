@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/internal/sdkmod"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
@@ -52,16 +53,22 @@ type Preparer struct {
 	Environ func() []string
 	// PassEnv is the configuration's pass_env (host.FilterEnv).
 	PassEnv []string
+	// Workspace is what $WORKSPACE means in permissions.fs while the
+	// plugin describes itself (sandboxed, SPEC §8); "" grants nothing.
+	Workspace string
 }
 
 // Options configure New.
 type Options struct {
-	Home     string          // AGENT_HOME: where plugbuild keeps its caches
-	Environ  func() []string // the agent's environment; nil is empty
-	PassEnv  []string        // pass_env: secrets the user lets through
-	Logger   hclog.Logger    // plugin output while describing; nil discards
-	Progress io.Writer       // build progress; nil discards
-	Terminal bool            // Progress is a terminal
+	Home    string          // AGENT_HOME: where plugbuild keeps its caches
+	Environ func() []string // the agent's environment; nil is empty
+	PassEnv []string        // pass_env: secrets the user lets through
+	// Workspace is AGENT_WORKSPACE, else the current folder: $WORKSPACE
+	// in permissions.fs.
+	Workspace string
+	Logger    hclog.Logger // plugin output while describing; nil discards
+	Progress  io.Writer    // build progress; nil discards
+	Terminal  bool         // Progress is a terminal
 }
 
 // New returns the Preparer that builds with plugbuild and describes with
@@ -85,8 +92,9 @@ func New(o Options) *Preparer {
 		Describe: func(ctx context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
 			return host.Describe(ctx, p, host.WithLogger(logger))
 		},
-		Environ: environ,
-		PassEnv: o.PassEnv,
+		Environ:   environ,
+		PassEnv:   o.PassEnv,
+		Workspace: o.Workspace,
 	}
 }
 
@@ -126,12 +134,15 @@ func (in *Preparer) Prepare(ctx context.Context, s *registry.Staged) error {
 	}
 	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
+	env := host.FilterEnv(in.Environ(), m.Permissions.Env, in.PassEnv)
+	declared := sandbox.Declared(m.Permissions.FS.Read, m.Permissions.FS.Write, m.Permissions.Network, sandbox.Home(env), in.Workspace, "")
 	infos, err := in.Describe(dctx, host.Plugin{
-		Name:   s.Canonical,
-		Path:   bin,
-		SHA256: sum,
-		Env:    host.FilterEnv(in.Environ(), m.Permissions.Env, in.PassEnv),
-		Dir:    s.SkillDir,
+		Name:    s.Canonical,
+		Path:    bin,
+		SHA256:  sum,
+		Env:     env,
+		Dir:     s.SkillDir,
+		Sandbox: &declared,
 	})
 	if err != nil {
 		if perr := protocolMismatch(err, bin); perr != nil {

@@ -238,3 +238,35 @@ func mergeTOML(old []byte, l Launch) ([]byte, error) {
 	}
 	return []byte(s), nil
 }
+
+// HasServer reports whether the client's file already registers a server
+// named "agent", however it is configured. A placement registers the
+// server only where none is (SPEC §19): an entry the user wrote, with the
+// AGENT_SKILLS they chose, is theirs. A missing file has none.
+func HasServer(t ConfigTarget) (bool, error) {
+	b, err := os.ReadFile(t.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", t.Path, err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return false, nil
+	}
+	if t.Key == "" {
+		var doc struct {
+			Servers map[string]any `toml:"mcp_servers"`
+		}
+		if err := toml.Unmarshal(b, &doc); err != nil {
+			return false, fmt.Errorf("%s: %w: %v", t.Path, ErrConfigFile, err)
+		}
+		_, ok := doc.Servers["agent"]
+		return ok, nil
+	}
+	v, err := hujson.Parse(b)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w: %v", t.Path, ErrConfigFile, err)
+	}
+	return v.Find("/"+t.Key+"/agent") != nil, nil
+}

@@ -125,3 +125,45 @@ func FuzzMergeJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestHasServer: a placement registers the server only where no "agent"
+// is; one the user wrote, in any client's format, counts.
+func TestHasServer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, client, file string
+		want               bool
+		wantErr            bool
+	}{
+		{name: "no file", client: "claude", want: false},
+		{name: "empty file", client: "claude", file: "\n", want: false},
+		{name: "other servers", client: "cursor", file: `{"mcpServers": {"other": {"command": "x"}}}`, want: false},
+		{name: "agent, with comments", client: "gemini", file: "{\n  // mine\n  \"mcpServers\": {\"agent\": {\"command\": \"agent\"},}\n}\n", want: true},
+		{name: "vscode's key", client: "vscode", file: `{"servers": {"agent": {"command": "agent"}}}`, want: true},
+		{name: "agent under another key", client: "vscode", file: `{"mcpServers": {"agent": {"command": "agent"}}}`, want: false},
+		{name: "codex agent", client: "codex", file: "[mcp_servers.agent]\ncommand = \"agent\"\n", want: true},
+		{name: "codex other", client: "codex", file: "[mcp_servers.other]\ncommand = \"x\"\n", want: false},
+		{name: "broken JSON", client: "claude", file: `{"mcpServers": `, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			target, err := ConfigTargetOf(tc.client, dir, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.file != "" {
+				if err := os.MkdirAll(filepath.Dir(target.Path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(target.Path, []byte(tc.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := HasServer(target)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Fatalf("HasServer = %v, %v; want %v (error: %v)", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}

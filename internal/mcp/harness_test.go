@@ -57,11 +57,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const probeManifest = `---
+// probeManifest declares write access to the temp folder: its slow tool
+// writes the mark that tests read, and plugins run sandboxed (SPEC §8).
+var probeManifest = `---
 name: probe
 description: Tools that exercise the MCP server.
 plugin:
   build: ./plugin
+permissions:
+  fs:
+    write: [` + os.TempDir() + `]
 argument-hint: "<who> [how]"
 ---
 Probe $ARGUMENTS[0] with $1. All: $ARGUMENTS

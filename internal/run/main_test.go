@@ -119,7 +119,9 @@ var testerTools = []registry.Tool{
 
 // skills are the SKILL.md files of the test workspace.
 var skills = map[string]string{
-	"tester":    "---\nname: tester\ndescription: Test tools.\npermissions:\n  env: [RUN_TEST_PLUGIN]\n---\nUse the tools.\n",
+	// tester's block tool writes its marker into a test's temp folder, which
+	// plugins may write only when they declare it (they run sandboxed).
+	"tester":    "---\nname: tester\ndescription: Test tools.\npermissions:\n  env: [RUN_TEST_PLUGIN]\n  fs:\n    write: [" + os.TempDir() + "]\n---\nUse the tools.\n",
 	"greeter":   "---\nname: greeter\ndescription: Greets people.\n---\nSay hello to $0.\n",
 	"summarize": "---\nname: summarize\ndescription: Summarizes text in a sub-agent.\ncontext: fork\nallowed-tools: [attempt_completion]\n---\nSummarize $ARGUMENTS in one line.\n",
 	"hidden":    "---\nname: hidden\ndescription: Only for the model.\nuser-invocable: false\n---\nHidden body.\n",

@@ -18,7 +18,10 @@
 //     and leave UDP (until ABI 10), pathname Unix sockets (until ABI 9)
 //     and MPTCP open, so undeclared code starts in a network namespace
 //     of its own (with a user namespace when unprivileged), where no
-//     interface is up; "*" keeps the host's network.
+//     interface is up; "*" keeps the host's network. Declared host:port
+//     entries are reached through an HTTP proxy (CONNECT) of the host
+//     that admits only them, listening inside the child's namespace and
+//     named by HTTP(S)_PROXY in its environment (root only).
 //
 // The package is a leaf: it imports nothing of the project.
 package sandbox

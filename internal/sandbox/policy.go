@@ -16,7 +16,9 @@ type Policy struct {
 	Move []string
 	// Network is permissions.network: empty means none (a network
 	// namespace of its own); "*" means the host's network; host:port
-	// entries are not reachable yet without "*" (see docs/design.md).
+	// entries are reached through a proxy that admits only them, named
+	// by HTTP(S)_PROXY in the child's environment (as root: see
+	// docs/design.md).
 	Network []string
 }
 
@@ -61,4 +63,59 @@ func PathDirs(path string) []string {
 		}
 	}
 	return out
+}
+
+// Expand resolves one permissions.fs entry: ~ is home, $WORKSPACE the
+// workspace and $TMP the per-call temp folder. An entry whose folder is
+// unknown ("" for it) resolves to "", which grants nothing.
+func Expand(path, home, workspace, tmp string) string {
+	root := func(prefix, dir string) (string, bool) {
+		if path != prefix && !strings.HasPrefix(path, prefix+"/") {
+			return "", false
+		}
+		if dir == "" {
+			return "", true
+		}
+		return filepath.Join(dir, strings.TrimPrefix(path, prefix)), true
+	}
+	if p, ok := root("~", home); ok {
+		return p
+	}
+	if p, ok := root("$WORKSPACE", workspace); ok {
+		return p
+	}
+	if p, ok := root("$TMP", tmp); ok {
+		return p
+	}
+	return path
+}
+
+// Home is the HOME of an environment ("" when it has none): what ~ means
+// in permissions.fs for code started with that environment.
+func Home(environ []string) string {
+	home := ""
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	return home
+}
+
+// Declared is what a skill's SKILL.md grants its code beyond its own
+// folder (permissions.fs and permissions.network), resolved by Expand.
+func Declared(read, write, network []string, home, workspace, tmp string) Policy {
+	var p Policy
+	for _, r := range read {
+		if e := Expand(r, home, workspace, tmp); e != "" {
+			p.Read = append(p.Read, e)
+		}
+	}
+	for _, w := range write {
+		if e := Expand(w, home, workspace, tmp); e != "" {
+			p.Write = append(p.Write, e)
+		}
+	}
+	p.Network = network
+	return p
 }

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -113,6 +114,9 @@ func (s Status) Lines() []string {
 	if !s.NetNS {
 		out = append(out, "network: not sandboxed (no network namespace could be made: user namespaces are disabled here)")
 	}
+	if s.NetNS && s.UserNS {
+		out = append(out, "network: declared hosts need root here (no proxy): code that declares host:port in permissions.network gets no network unprivileged; declare \"*\" for the host's network, or run as root")
+	}
 	if s.ABI > 0 && !s.ScopeIPC {
 		out = append(out, fmt.Sprintf("signals and abstract Unix sockets: not scoped (Landlock ABI %d; 6 has scopes)", s.ABI))
 	}
@@ -212,6 +216,11 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox rules: %w", err)
 	}
+	hosts := p.Hosts()
+	if p.HostNetwork() || !threadNet {
+		hosts = nil
+	}
+	var px *proxy
 	started := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
@@ -222,6 +231,22 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 				started <- err
 				return
 			}
+		}
+		if len(hosts) > 0 {
+			// Made on this thread, the listener is in the child's
+			// namespace; served by the host's goroutines, it dials
+			// from the host's.
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				started <- fmt.Errorf("sandbox: the proxy's listener: %w", err)
+				return
+			}
+			px = serveProxy(l, hosts)
+			env := cmd.Env
+			if env == nil {
+				env = os.Environ()
+			}
+			cmd.Env = proxyEnv(env, l.Addr().String())
 		}
 		if fd >= 0 {
 			if err := restrictThread(fd, flags); err != nil {
@@ -240,10 +265,20 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 		_ = unix.Close(fd)
 	}
 	if err != nil {
+		if px != nil {
+			px.close()
+		}
 		return nil, err
 	}
 	var once sync.Once
-	return func() { once.Do(func() { close(done) }) }, nil
+	return func() {
+		once.Do(func() {
+			close(done)
+			if px != nil {
+				px.close()
+			}
+		})
+	}, nil
 }
 
 // loopbackOnly moves the calling thread to a new network namespace and

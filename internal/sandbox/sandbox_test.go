@@ -85,6 +85,8 @@ func helper(op, arg string) error {
 		defer c.Close()
 		_, err = c.Read(make([]byte, 1))
 		return err
+	case "proxy":
+		return viaProxy(arg)
 	case "signal":
 		var pid int
 		fmt.Sscan(arg, &pid)

@@ -9,6 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentskills/agent/internal/telemetry/semconv"
 	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/sdk"
 )
@@ -142,13 +147,50 @@ func (ws *Workspace) Call(ctx context.Context, name string, rawArgs json.RawMess
 	if t != nil {
 		ev.Tool, ev.Skill = t.Name, t.Skill
 	}
+	ctx, span := startToolSpan(ctx, ev)
+	defer span.End()
 	if obs := ws.Config.Observer; obs != nil {
 		ctx = obs.CallStart(ctx, ev)
 		out := ws.call(ctx, t, args, argErr, resErr, opts)
 		obs.CallEnd(ctx, ev, out)
+		endToolSpan(span, out)
 		return out
 	}
-	return ws.call(ctx, t, args, argErr, resErr, opts)
+	out := ws.call(ctx, t, args, argErr, resErr, opts)
+	endToolSpan(span, out)
+	return out
+}
+
+var tracer = otel.Tracer(semconv.Scope)
+
+// startToolSpan starts the GenAI execute_tool span of one call. With
+// tracing off the global tracer is a no-op and nothing here allocates
+// attributes.
+func startToolSpan(ctx context.Context, ev CallEvent) (context.Context, trace.Span) {
+	name := ev.Tool
+	if name == "" {
+		name = ev.Name
+	}
+	ctx, span := tracer.Start(ctx, semconv.OpExecuteTool+" "+name)
+	if span.IsRecording() {
+		span.SetAttributes(semconv.GenAIOperationName.String(semconv.OpExecuteTool), semconv.GenAIToolName.String(name))
+		if ev.Skill != "" {
+			span.SetAttributes(semconv.GenAISkillName.String(ev.Skill))
+		}
+		if ev.CallID != "" {
+			span.SetAttributes(semconv.GenAIToolCallID.String(ev.CallID))
+		}
+	}
+	return ctx, span
+}
+
+// endToolSpan records a failed outcome's code as error.type.
+func endToolSpan(span trace.Span, out Outcome) {
+	if out.Code == "" || !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(semconv.ErrorType.String(out.Code))
+	span.SetStatus(codes.Error, out.Message)
 }
 
 func (ws *Workspace) call(ctx context.Context, t *ToolRef, args json.RawMessage, argErr, resErr error, opts CallOptions) Outcome {

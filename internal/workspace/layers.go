@@ -86,16 +86,17 @@ func Layer2(e registry.Entry, m *manifest.Manifest, args []string) Instructions 
 	if args == nil {
 		args = []string{}
 	}
+	// The folder after the arguments: a path holding "$1" stays a path.
 	return Instructions{
 		Skill:        e.Canonical,
-		Instructions: disclosure.Substitute(m.Body, args),
+		Instructions: disclosure.SubstituteSkillDir(disclosure.Substitute(m.Body, args), e.Path),
 		Arguments:    args,
 		Context:      m.Context,
 		Agent:        m.Agent,
 		Model:        m.Model,
 		AllowedTools: m.AllowedTools,
 		BaseDir:      e.Path,
-		body:         m.Body,
+		body:         disclosure.SubstituteSkillDir(m.Body, e.Path),
 		argumentHint: m.ArgumentHint,
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/agentskills/agent/host"
+	"github.com/agentskills/agent/internal/sandbox"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
@@ -293,12 +294,17 @@ func (ws *Workspace) newHost() (*host.Host, error) {
 		if e.Plugin == nil || !runsCode(e) {
 			continue
 		}
+		env := host.FilterEnv(ws.Config.Environ, as.Manifest.Permissions.Env, ws.Config.PassEnv)
+		workspace, _ := ws.Config.WorkspaceRoot()
+		perms := as.Manifest.Permissions
+		declared := sandbox.Declared(perms.FS.Read, perms.FS.Write, perms.Network, sandbox.Home(env), workspace, "")
 		register(host.Plugin{
-			Name:   e.Canonical,
-			Path:   e.Plugin.Path,
-			SHA256: e.Plugin.SHA256,
-			Env:    host.FilterEnv(ws.Config.Environ, as.Manifest.Permissions.Env, ws.Config.PassEnv),
-			Dir:    e.Path,
+			Name:    e.Canonical,
+			Path:    e.Plugin.Path,
+			SHA256:  e.Plugin.SHA256,
+			Env:     env,
+			Dir:     e.Path,
+			Sandbox: &declared,
 		})
 	}
 	if ws.hasScripts() {

@@ -22,30 +22,9 @@ func (s *service) policy(sk *Skill, in interpreter, tmp, home string) *sandbox.P
 		Write:   []string{tmp},
 		Network: sk.Network,
 	}
-	expand := func(path string) string {
-		switch {
-		case path == "~" || strings.HasPrefix(path, "~/"):
-			return filepath.Join(home, strings.TrimPrefix(path, "~"))
-		case path == "$TMP" || strings.HasPrefix(path, "$TMP/"):
-			return filepath.Join(tmp, strings.TrimPrefix(path, "$TMP"))
-		case path == "$WORKSPACE" || strings.HasPrefix(path, "$WORKSPACE/"):
-			if s.cfg.Workspace == "" {
-				return ""
-			}
-			return filepath.Join(s.cfg.Workspace, strings.TrimPrefix(path, "$WORKSPACE"))
-		}
-		return path
-	}
-	for _, r := range sk.FSRead {
-		if e := expand(r); e != "" {
-			p.Read = append(p.Read, e)
-		}
-	}
-	for _, w := range sk.FSWrite {
-		if e := expand(w); e != "" {
-			p.Write = append(p.Write, e)
-		}
-	}
+	d := sandbox.Declared(sk.FSRead, sk.FSWrite, nil, home, s.cfg.Workspace, tmp)
+	p.Read = append(p.Read, d.Read...)
+	p.Write = append(p.Write, d.Write...)
 	if in.uv {
 		cache := filepath.Join(home, ".cache", "uv")
 		if d := os.Getenv("UV_CACHE_DIR"); d != "" {

@@ -84,6 +84,16 @@ type Manifest struct {
 	Context                string   `json:"context,omitempty"`
 	Agent                  string   `json:"agent,omitempty"`
 	Model                  string   `json:"model,omitempty"`
+	// Claude Code's newer fields, kept and shown, not acted on: this host
+	// has no file-triggered activation (paths), no hooks and no effort
+	// levels. display-name sets DisplayName.
+	WhenToUse       string         `json:"when_to_use,omitempty"`
+	Paths           []string       `json:"paths,omitempty"`
+	Hooks           map[string]any `json:"hooks,omitempty"`
+	Shell           string         `json:"shell,omitempty"`
+	DisallowedTools []string       `json:"disallowed-tools,omitempty"`
+	Effort          string         `json:"effort,omitempty"`
+	Background      bool           `json:"background,omitempty"`
 
 	// Extra holds unknown keys; each one also produced a warning.
 	Extra map[string]any `json:"extra,omitempty"`
@@ -146,6 +156,7 @@ var knownKeys = []string{
 	"min_agent_version", "max_agent_version", "agent_version", "plugin", "scripts", "scripts_ignore",
 	"permissions", "allowed-tools", "argument-hint", "disable-model-invocation", "user-invocable",
 	"context", "agent", "model",
+	"when_to_use", "paths", "hooks", "shell", "disallowed-tools", "effort", "background", "display-name",
 }
 
 // MaxDepth bounds how deeply front matter may nest. Real skills use two or
@@ -269,6 +280,7 @@ func (p *parser) parse(data []byte) *Manifest {
 	seen := map[string]bool{}
 	nameLine, descLine := 0, 0
 	var hostMeta []hostValue
+	var displayName string
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		key := k.Value
@@ -315,6 +327,36 @@ func (p *parser) parse(data []byte) *Manifest {
 			m.Agent = p.str(key, v)
 		case "model":
 			m.Model = p.str(key, v)
+		case "when_to_use":
+			m.WhenToUse = p.str(key, v)
+		case "shell":
+			m.Shell = p.str(key, v)
+		case "effort":
+			m.Effort = p.str(key, v)
+		case "display-name":
+			displayName = p.str(key, v)
+		case "paths":
+			m.Paths = p.strList(key, v, true)
+		case "disallowed-tools":
+			m.DisallowedTools = p.strList(key, v, true)
+		case "background":
+			if b, ok := p.boolean(key, v); ok {
+				m.Background = b
+			}
+		case "hooks":
+			if isNull(v) {
+				continue
+			}
+			if v.Kind != yaml.MappingNode {
+				p.errorf(p.line(v), "hooks must be a mapping of events to hook lists, as in Claude Code's settings")
+				continue
+			}
+			var hooks map[string]any
+			if err := v.Decode(&hooks); err != nil {
+				p.errorf(p.line(v), "hooks: %v", err)
+				continue
+			}
+			m.Hooks = jsonSafe(hooks).(map[string]any)
 		case "metadata":
 			if isNull(v) {
 				continue
@@ -365,6 +407,10 @@ func (p *parser) parse(data []byte) *Manifest {
 	}
 	p.applyHostMetadata(m, hostMeta)
 	p.validate(m, nameLine, descLine, end+2)
+	if displayName != "" {
+		// Claude Code's display-name is what to show, whatever name says.
+		m.DisplayName = displayName
+	}
 	return m
 }
 

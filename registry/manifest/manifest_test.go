@@ -77,6 +77,59 @@ Use $ARGUMENTS.
 	}
 }
 
+// TestClaudeCodeFields: Claude Code's newer front matter fields are read,
+// kept (the JSON of info --json) and never reported as unknown; the list
+// fields take a string or a list, as allowed-tools does.
+func TestClaudeCodeFields(t *testing.T) {
+	t.Parallel()
+	src := `---
+name: review-pr
+display-name: Review a Pull Request
+description: Reviews a pull request.
+when_to_use: When the user asks for a review of a PR.
+paths: "src/**/*.go, *.md"
+disallowed-tools: [Bash(rm:*), WebFetch]
+shell: bash
+effort: high
+background: yes
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: ./check.sh
+---
+Review it.
+`
+	m, warns, err := ParseManifest("review-pr/SKILL.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != "review-pr" || m.DisplayName != "Review a Pull Request" || m.WhenToUse != "When the user asks for a review of a PR." ||
+		!reflect.DeepEqual(m.Paths, []string{"src/**/*.go", "*.md"}) || !reflect.DeepEqual(m.DisallowedTools, []string{"Bash(rm:*)", "WebFetch"}) ||
+		m.Shell != "bash" || m.Effort != "high" || !m.Background || len(m.Extra) != 0 {
+		t.Fatalf("manifest = %+v", m)
+	}
+	// background: yes is YAML 1.1: read as true with the usual warning;
+	// nothing else warns.
+	if len(warns) != 1 || !strings.Contains(warns[0].Message, "background") {
+		t.Fatalf("warnings = %v, want only the one about background: yes", warns)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"when_to_use":"When the user asks`, `"paths":["src/**/*.go","*.md"]`, `"hooks":{"PreToolUse":[{"hooks":[{"command":"./check.sh","type":"command"}],"matcher":"Bash"}]}`,
+		`"shell":"bash"`, `"disallowed-tools":["Bash(rm:*)","WebFetch"]`, `"effort":"high"`, `"background":true`, `"display_name":"Review a Pull Request"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, b)
+		}
+	}
+	if _, _, err := ParseManifest("x/SKILL.md", []byte("---\nname: x\ndescription: d\nhooks: [a]\n---\n")); err == nil || !strings.Contains(err.Error(), "hooks must be a mapping") {
+		t.Fatalf("hooks as a list: err = %v", err)
+	}
+}
+
 func TestParseManifestProblems(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("x", MaxDescriptionLen+1)
@@ -289,6 +342,7 @@ func FuzzParseManifest(f *testing.F) {
 		"\ufeff---\n", "---\n", "---\n---\n", "no front matter", "---\n- a\n---\n",
 		"---\nname: &a x\ndescription: *a\n---\n", "---\nmetadata: {a: [1, {b: 2}]}\n---\n",
 		"---\r\nname: a\r\ndescription: b\r\n...\r\n",
+		"---\nname: a\ndescription: b\nwhen_to_use: x\npaths: [a, b]\nhooks: {Stop: [{hooks: [{type: command, command: x}]}]}\nshell: bash\ndisallowed-tools: Bash\neffort: low\nbackground: true\ndisplay-name: A\n---\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

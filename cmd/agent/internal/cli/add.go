@@ -25,6 +25,9 @@ type addOptions struct {
 	Installer func() (*install.Preparer, error)
 	Placer    placer
 	Env       func() (placement.Env, error)
+	// RegisterMCP registers `agent mcp` with an MCP client for placed
+	// skills with Go tools (Factory.registerPlacedMCP).
+	RegisterMCP func(client string) (path string, wrote bool, err error)
 
 	Source  string
 	Skills  []string
@@ -43,7 +46,7 @@ type addOptions struct {
 }
 
 func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra.Command {
-	opts := &addOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, Env: f.placementEnv}
+	opts := &addOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, Env: f.placementEnv, RegisterMCP: f.registerPlacedMCP}
 	cmd := &cobra.Command{
 		Use:   "add <source> [skill...]",
 		Short: "Install skills from git and pin them to a commit",
@@ -64,7 +67,7 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 			     .agents/skills/* and other hidden agent folders, and the skills
 			     .claude-plugin/marketplace.json or plugin.json declare
 			  3. the whole tree six levels down (without .git, node_modules,
-			     vendor, dist, build)
+			     vendor, dist, build, testdata)
 			Name one or more as [skill...], by name or by folder path; a name
 			the first steps miss is looked for in the whole tree. --all adds
 			every skill found, --list shows them and installs nothing. Two
@@ -243,13 +246,59 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		if perr != nil {
 			return errors.Join(err, perr)
 		}
+		var placed []registry.Entry
 		for _, e := range entries {
-			if _, perr := m.Add(e, agents, opts.Global, opts.Link); perr != nil {
+			pe, perr := m.Add(e, agents, opts.Global, opts.Link)
+			if perr != nil {
 				err = errors.Join(err, perr)
+				continue
 			}
+			placed = append(placed, pe)
+		}
+		if rerr := registerMCPForPlaced(opts, agents, placed); rerr != nil {
+			err = errors.Join(err, rerr)
 		}
 	}
 	return err
+}
+
+// registerMCPForPlaced registers `agent mcp` with each named agent that
+// has an MCP configuration this host writes, once, when a placed skill has
+// Go tools: the agent reads the SKILL.md it was given, and its tools are
+// served over MCP (SPEC §19). The others are told what is missing.
+func registerMCPForPlaced(opts *addOptions, agents []placement.Agent, placed []registry.Entry) error {
+	var withTools []string
+	for _, e := range placed {
+		if e.Plugin != nil && len(e.Tools) > 0 && e.Trusted {
+			withTools = append(withTools, e.Canonical)
+		}
+	}
+	if len(withTools) == 0 || opts.RegisterMCP == nil {
+		return nil
+	}
+	names := strings.Join(withTools, ", ")
+	var errs error
+	done := map[string]bool{}
+	for _, a := range agents {
+		if a.MCP == "" {
+			fmt.Fprintf(opts.IO.ErrOut, "note: %s gets the instructions of %s but not its Go tools: agent writes no MCP configuration for it; register 'agent mcp' (AGENT_SKILLS=all) in its MCP settings yourself\n", a.Display, names)
+			continue
+		}
+		if done[a.MCP] {
+			continue
+		}
+		done[a.MCP] = true
+		path, wrote, err := opts.RegisterMCP(a.MCP)
+		switch {
+		case err != nil:
+			errs = errors.Join(errs, fmt.Errorf("register agent mcp for %s: %w", a.Display, err))
+		case wrote:
+			fmt.Fprintf(opts.IO.ErrOut, "Registered the MCP server \"agent\" (AGENT_SKILLS=all) in %s, so that %s reaches the tools of %s\n", path, a.Display, names)
+		default:
+			fmt.Fprintf(opts.IO.ErrOut, "%s already registers an MCP server \"agent\"; left as it is: for %s to reach the tools of %s, its AGENT_SKILLS must include them\n", path, a.Display, names)
+		}
+	}
+	return errs
 }
 
 func printInstalled(w io.Writer, e registry.Entry) {

@@ -92,9 +92,14 @@ func (f *Factory) installer() (*install.Preparer, error) {
 	if err != nil {
 		return nil, err
 	}
+	wc, err := f.WorkspaceConfig()
+	if err != nil {
+		return nil, err
+	}
+	workspace, _ := wc.WorkspaceRoot()
 	return install.New(install.Options{
 		Home: cfg.Home, Environ: f.environ, PassEnv: cfg.PassEnv, Logger: f.logger(cfg),
-		Progress: f.IO.ErrOut, Terminal: f.IO.StderrTTY,
+		Progress: f.IO.ErrOut, Terminal: f.IO.StderrTTY, Workspace: workspace,
 	}), nil
 }
 

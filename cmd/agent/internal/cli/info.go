@@ -279,6 +279,27 @@ func manifestFields(m *manifest.Manifest) [][2]string {
 	add("context", m.Context)
 	add("agent", m.Agent)
 	add("model", m.Model)
+	add("when_to_use", m.WhenToUse)
+	add("paths", strings.Join(m.Paths, ", "))
+	add("disallowed-tools", strings.Join(m.DisallowedTools, ", "))
+	add("shell", m.Shell)
+	add("effort", m.Effort)
+	if m.Background {
+		add("background", "true")
+	}
+	if len(m.Hooks) > 0 {
+		// One line: the events and how many hooks each has; --json has
+		// them whole.
+		var events []string
+		for _, ev := range slices.Sorted(maps.Keys(m.Hooks)) {
+			n := 1
+			if l, ok := m.Hooks[ev].([]any); ok {
+				n = len(l)
+			}
+			events = append(events, fmt.Sprintf("%s (%d)", ev, n))
+		}
+		add("hooks", strings.Join(events, ", ")+" (not run by this host)")
+	}
 	for _, k := range slices.Sorted(maps.Keys(m.Metadata)) {
 		add("metadata."+k, fmt.Sprint(m.Metadata[k]))
 	}

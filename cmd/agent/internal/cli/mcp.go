@@ -236,19 +236,9 @@ func mcpConfigRun(_ context.Context, opts *mcpConfigOptions) error {
 	if err != nil {
 		return err
 	}
-	self, err := f.Executable()
+	l, err := f.mcpLaunch(cfg, cfg.Skills, opts.Lazy)
 	if err != nil {
-		return fmt.Errorf("find the agent binary: %w", err)
-	}
-	l := mcp.Launch{Command: self, Args: []string{"mcp"}, Env: map[string]string{}}
-	if opts.Lazy {
-		l.Args = append(l.Args, "--lazy")
-	}
-	if cfg.Skills != "" {
-		l.Env["AGENT_SKILLS"] = cfg.Skills
-	}
-	if v, ok := f.LookupEnv("AGENT_HOME"); ok && v != "" {
-		l.Env["AGENT_HOME"] = cfg.Home
+		return err
 	}
 	snippet, where, err := mcp.ClientConfig(opts.Client, l)
 	if err != nil {
@@ -283,4 +273,54 @@ func mcpConfigRun(_ context.Context, opts *mcpConfigOptions) error {
 		fmt.Fprintln(opts.IO.ErrOut, "warning: AGENT_SKILLS is not set, so the server would serve no skills; run again with AGENT_SKILLS=all (or the skills to serve)")
 	}
 	return nil
+}
+
+// mcpLaunch is how a client starts this binary as the MCP server "agent",
+// serving skills (AGENT_SKILLS; "" leaves it out) from this AGENT_HOME.
+func (f *Factory) mcpLaunch(cfg *Config, skills string, lazy bool) (mcp.Launch, error) {
+	self, err := f.Executable()
+	if err != nil {
+		return mcp.Launch{}, fmt.Errorf("find the agent binary: %w", err)
+	}
+	l := mcp.Launch{Command: self, Args: []string{"mcp"}, Env: map[string]string{}}
+	if lazy {
+		l.Args = append(l.Args, "--lazy")
+	}
+	if skills != "" {
+		l.Env["AGENT_SKILLS"] = skills
+	}
+	if v, ok := f.LookupEnv("AGENT_HOME"); ok && v != "" {
+		l.Env["AGENT_HOME"] = cfg.Home
+	}
+	return l, nil
+}
+
+// registerPlacedMCP registers `agent mcp` in client's configuration for a
+// placed skill with Go tools (SPEC §19): the agent reads the skill's
+// SKILL.md from its folder, and reaches its tools over MCP. The server
+// serves AGENT_SKILLS=all, every trusted skill, which every placed skill
+// is. A configuration that already names a server "agent" is left as the
+// user wrote it. It returns the file and whether it was written.
+func (f *Factory) registerPlacedMCP(client string) (path string, wrote bool, err error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return "", false, err
+	}
+	env, err := f.placementEnv()
+	if err != nil {
+		return "", false, err
+	}
+	t, err := mcp.ConfigTargetOf(client, env.Project, env.Home)
+	if err != nil {
+		return "", false, err
+	}
+	if has, err := mcp.HasServer(t); err != nil || has {
+		return t.Path, false, err
+	}
+	l, err := f.mcpLaunch(cfg, "all", false)
+	if err != nil {
+		return "", false, err
+	}
+	changed, _, err := mcp.WriteConfig(client, t, l)
+	return t.Path, changed, err
 }

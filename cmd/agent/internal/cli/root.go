@@ -31,8 +31,11 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
+	ctx, tr := startTracing(ctx, f, root, args)
 	err := root.ExecuteContext(ctx)
-	return exitCode(f.IO, err)
+	code := exitCode(f.IO, err)
+	tr.end(f, code, err)
+	return code
 }
 
 // NewCmdRoot builds the command tree.

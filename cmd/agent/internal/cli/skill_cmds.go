@@ -26,7 +26,8 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 	)
 }
 
-// addToolCommands registers tools, call, mcp and the hidden __plugin command.
+// addToolCommands registers tools, call, mcp, run, trace and the hidden
+// __plugin command.
 func addToolCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(
 		newCmdTools(f, nil),
@@ -34,5 +35,6 @@ func addToolCommands(root *cobra.Command, f *Factory) {
 		newCmdPlugin(f, nil),
 		newCmdMCP(f, nil),
 		newCmdRun(f, nil),
+		newCmdTrace(f, nil),
 	)
 }
