@@ -22,7 +22,8 @@ import (
 	"github.com/agentskills/agent/internal/telemetry"
 )
 
-// TestMetrics: `agent mcp --http` serves /metrics behind its token; after
+// TestMetrics: `agent mcp --http` serves /metrics behind its token (and
+// refuses a browser page's Origin, as /mcp does); after
 // real calls to the probe plugin (four that succeed, one that fails, one
 // that crashes it) the counters, the latency histogram and the plugin
 // starts say so, and Prometheus' own promtool accepts the exposition.
@@ -35,15 +36,21 @@ func TestMetrics(t *testing.T) {
 		for _, tc := range []struct {
 			name      string
 			rt        bearer
+			origin    string
 			want      int
 			challenge string
 		}{
-			{"no token", bearer{}, http.StatusUnauthorized, "Bearer"},
-			{"wrong token", bearer{token: "guess"}, http.StatusUnauthorized, `error="invalid_token"`},
-			{"right token", bearer{token: "m3trics"}, http.StatusOK, ""},
+			{"no token", bearer{}, "", http.StatusUnauthorized, "Bearer"},
+			{"wrong token", bearer{token: "guess"}, "", http.StatusUnauthorized, `error="invalid_token"`},
+			{"foreign origin", bearer{token: "m3trics"}, "http://evil.example", http.StatusForbidden, ""},
+			{"right token", bearer{token: "m3trics"}, "", http.StatusOK, ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				resp, err := (&http.Client{Transport: tc.rt}).Get(metricsURL)
+				req, _ := http.NewRequest("GET", metricsURL, nil)
+				if tc.origin != "" {
+					req.Header.Set("Origin", tc.origin)
+				}
+				resp, err := (&http.Client{Transport: tc.rt}).Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
