@@ -47,14 +47,18 @@ type Prepare func(ctx context.Context, s *Staged) error
 
 // AddRequest is what `agent skill add` asks for.
 type AddRequest struct {
-	Source       gitsrc.Source
-	Skill        string   // [skill] selector: folder or manifest name
-	Skills       []string // more selectors: several skills from one fetch
-	All          bool     // every skill the repository holds
-	Name         string   // --name: install under this name instead of the manifest's
-	Trusted      bool
-	AgentVersion string
-	Progress     io.Writer // nil is silent
+	Source  gitsrc.Source
+	Skill   string   // [skill] selector: folder or manifest name
+	Skills  []string // more selectors: several skills from one fetch
+	All     bool     // every skill the repository holds
+	Name    string   // --name: install under this name instead of the manifest's
+	Trusted bool
+	// RequireSigned installs only what an accepted key signed (the
+	// signer policy, Store.Signatures): the caller did not ask the user,
+	// and trusts it for being signed. Otherwise ErrNotVerified.
+	RequireSigned bool
+	AgentVersion  string
+	Progress      io.Writer // nil is silent
 	// Warn receives SKILL.md warnings (file:line: message); nil drops them.
 	Warn func(msg string)
 }
@@ -133,6 +137,9 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, req.Progress))
 	if err != nil {
 		return nil, err
+	}
+	if req.RequireSigned && snap.Signer == "" {
+		return nil, fmt.Errorf("%w: %s at %s; its signature was not checked or did not name an accepted key", ErrNotVerified, src.URL, gitsrc.Short(snap.Commit))
 	}
 	// Discovery reads the commit's tree; only the selected skills' folders
 	// are written (stageFound).
@@ -229,10 +236,10 @@ func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, 
 	}
 	now := s.now()
 	e := Entry{
-		Name: name, Canonical: canonical, Trusted: req.Trusted,
+		Name: name, Canonical: canonical, Trusted: req.Trusted || snap.Signer != "",
 		Path: s.skillDir(canonical), Description: m.Description,
 		Origin: Origin{Source: sourceKind(src.URL), GitURL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
-			Version: version, CommitSHA: sha, Subdir: sel.Dir},
+			Version: version, CommitSHA: sha, Subdir: sel.Dir, Signer: snap.Signer},
 		History: History{InstalledAt: now, UpdatedAt: now},
 	}
 	inst, err := s.stage(ctx, w, st, prep, &e)

@@ -36,6 +36,7 @@ type entryJSON struct {
 	NamedOnly       bool        `json:"named_only,omitempty"`
 	Listing         *Listing    `json:"listing,omitempty"`
 	Placements      []Placement `json:"placements,omitempty"`
+	Signer          string      `json:"signer,omitempty"`
 }
 
 func (e *Entry) wire() *entryJSON {
@@ -49,6 +50,7 @@ func (e *Entry) wire() *entryJSON {
 		Tools:       e.Tools,
 		PreviousSHA: e.PreviousSHA, Stamp: e.Stamp, PreviousDirHash: e.PreviousDirHash,
 		NamedOnly: e.NamedOnly, Listing: e.Listing, Placements: e.Placements,
+		Signer: e.Signer,
 	}
 }
 

@@ -40,7 +40,7 @@ import (
 // everything before it; then the lines (each uvarint-length-prefixed) and
 // the CRC-32C of the lines.
 
-const indexMagic = "agent-registry-index 6\n"
+const indexMagic = "agent-registry-index 7\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -418,6 +418,7 @@ func (e *enc) entry(x *Entry) {
 		e.str(p.Placed)
 		e.strs(p.Made)
 	}
+	e.str(x.Signer)
 	l := x.Listing
 	if l == nil {
 		e.bool(false)
@@ -621,6 +622,7 @@ func (d *dec) entry() Entry {
 	} else if n > 0 {
 		d.err = true
 	}
+	x.Signer = d.str()
 	if !d.bool() {
 		return x
 	}

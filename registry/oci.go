@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/registry/ocisrc"
+	"github.com/agentskills/agent/registry/signing"
 )
 
 // SourceOCI marks an entry installed from an OCI registry (SPEC §18): its
@@ -60,29 +61,46 @@ type sources struct {
 	git     gitsrc.Git
 	oci     *ocisrc.Client
 	mirrors []Mirror
+	policy  *signing.Policy
 }
 
+// Fetch fetches req and checks it against the signer policy
+// (verifySnapshot).
 func (s sources) Fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, error) {
+	snap, a, err := s.fetch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.verifySnapshot(ctx, req.URL, snap, a); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// fetch returns the snapshot and, when it came from an OCI registry (a
+// source or a mirror), the artifact it was read from.
+func (s sources) fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
 	if ocisrc.IsOCI(req.URL) {
 		return s.fetchOCI(ctx, req)
 	}
 	if m, ok := mirrorFor(s.mirrors, req.URL); ok && req.Constraint == "" && len(req.Ref) == 40 && gitsrc.IsHex(req.Ref) {
 		return s.fetchMirror(ctx, m, req)
 	}
-	return s.git.Fetch(ctx, req)
+	snap, err := s.git.Fetch(ctx, req)
+	return snap, nil, err
 }
 
-func (s sources) fetchOCI(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, error) {
+func (s sources) fetchOCI(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
 	ref, err := ociReference(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if req.Progress != nil {
 		fmt.Fprintf(req.Progress, "Pulling %s\n", ref)
 	}
 	a, err := s.oci.Pull(ctx, ref)
 	if err != nil {
-		return nil, ociError(err)
+		return nil, nil, ociError(err)
 	}
 	snap := &gitsrc.Snapshot{Commit: a.Ref.Digest, Kind: "commit", Ref: a.Ref.Digest, FS: a.FS("")}
 	if ref.Digest == "" {
@@ -93,7 +111,7 @@ func (s sources) fetchOCI(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc
 	} else if a.Config.Version != "" {
 		snap.Version = a.Config.Version
 	}
-	return snap, nil
+	return snap, a, nil
 }
 
 // ociError maps ocisrc's sentinels to the registry's, keeping the text
@@ -184,23 +202,23 @@ func sourcePath(src string) string {
 	return strings.TrimSuffix(strings.ReplaceAll(s, ":", "/"), ".git")
 }
 
-func (s sources) fetchMirror(ctx context.Context, m Mirror, req gitsrc.FetchRequest) (*gitsrc.Snapshot, error) {
+func (s sources) fetchMirror(ctx context.Context, m Mirror, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
 	ref, err := MirrorRef(m.OCI, req.URL, req.Path, req.Ref)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s from the mirror %s: %w", req.URL, m.OCI, err)
+		return nil, nil, fmt.Errorf("fetch %s from the mirror %s: %w", req.URL, m.OCI, err)
 	}
 	if req.Progress != nil {
 		fmt.Fprintf(req.Progress, "Pulling %s (mirror of %s)\n", ref, req.URL)
 	}
 	a, err := s.oci.Pull(ctx, ref)
 	if errors.Is(err, ocisrc.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s at %s (%q) is not in the mirror %s (looked for %s); fill it with agent skill mirror skills.lock %s", gitsrc.ErrRefNotFound, req.URL, gitsrc.Short(req.Ref), req.Path, m.OCI, ref, m.OCI)
+		return nil, nil, fmt.Errorf("%w: %s at %s (%q) is not in the mirror %s (looked for %s); fill it with agent skill mirror skills.lock %s", gitsrc.ErrRefNotFound, req.URL, gitsrc.Short(req.Ref), req.Path, m.OCI, ref, m.OCI)
 	}
 	if err != nil {
-		return nil, ociError(err)
+		return nil, nil, ociError(err)
 	}
 	if o := a.Config.Origin; o == nil || o.Source != req.URL || o.Path != req.Path || o.Commit != req.Ref {
-		return nil, fmt.Errorf("%w: %s in the mirror holds %+v, not %s at %s (%q); refill the mirror with agent skill mirror", ErrCommitMismatch, ref, a.Config.Origin, req.URL, gitsrc.Short(req.Ref), req.Path)
+		return nil, nil, fmt.Errorf("%w: %s in the mirror holds %+v, not %s at %s (%q); refill the mirror with agent skill mirror", ErrCommitMismatch, ref, a.Config.Origin, req.URL, gitsrc.Short(req.Ref), req.Path)
 	}
-	return &gitsrc.Snapshot{Commit: req.Ref, Kind: "commit", Ref: req.Ref, FS: a.FS(req.Path)}, nil
+	return &gitsrc.Snapshot{Commit: req.Ref, Kind: "commit", Ref: req.Ref, FS: a.FS(req.Path)}, a, nil
 }

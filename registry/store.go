@@ -20,6 +20,7 @@ import (
 	"github.com/agentskills/agent/internal/tooldesc"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
+	"github.com/agentskills/agent/registry/signing"
 )
 
 // Plugin is a skill's plugin executable and the sha256 it must have.
@@ -70,6 +71,10 @@ type Origin struct {
 	Version    string `json:"version,omitempty"`
 	CommitSHA  string `json:"commit_sha,omitempty"`
 	Subdir     string `json:"subdir,omitempty"` // the skill folder inside the repository
+	// Signer is the accepted key that signed the installed commit or
+	// artifact (fingerprint and comment), when the signer policy checked
+	// it (SPEC §18); "" when nothing was verified.
+	Signer string `json:"signer,omitempty"`
 }
 
 // Integrity is what an installed skill's files must hash to.
@@ -127,6 +132,9 @@ type Store struct {
 	OCI *ocisrc.Client
 	// Mirrors serve pinned fetches of the git sources they cover (§18).
 	Mirrors []Mirror
+	// Signatures is the signer policy every fetch is checked against
+	// (§18); nil checks nothing.
+	Signatures *signing.Policy
 	// Limits bound the bytes of one file and of one skill that add,
 	// update, sync and publish write (max_file_size, max_skill_size).
 	Limits gitsrc.Limits
@@ -169,7 +177,7 @@ func (s *Store) lockPath() string { return filepath.Join(s.SkillsDir(), ".lock")
 func (s *Store) skillDir(canonical string) string { return filepath.Join(s.SkillsDir(), canonical) }
 
 func (s *Store) git() gitsrc.Git {
-	src := sources{git: s.Git, oci: s.OCI, mirrors: s.Mirrors}
+	src := sources{git: s.Git, oci: s.OCI, mirrors: s.Mirrors, policy: s.Signatures}
 	if src.git == nil {
 		src.git = &gitsrc.GoGit{}
 	}

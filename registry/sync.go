@@ -247,7 +247,9 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	}
 	e.GitURL, e.Subdir, e.Ref, e.Constraint = le.Source, le.Path, le.Ref, le.Constraint
 	e.CommitSHA, e.Version, e.Description, e.UpdatedAt = le.Commit, version, m.Description, now
-	e.Trusted = trusted
+	// A skill an accepted key signed is trusted for it (SPEC §18).
+	e.Trusted = trusted || snap.Signer != ""
+	e.Signer = snap.Signer
 	inst, err := s.stage(ctx, w, st, prep, &e)
 	if err != nil {
 		return err

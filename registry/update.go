@@ -188,6 +188,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 	ne.CommitSHA, ne.Version, ne.PreviousSHA, ne.PreviousDirHash = newSHA, version, e.CommitSHA, e.DirHash
 	ne.UpdatedAt = s.now()
 	ne.Description = m.Description
+	ne.Signer = snap.Signer
 	inst, err := s.stage(ctx, w, st, prep, &ne)
 	if err != nil {
 		return res, err

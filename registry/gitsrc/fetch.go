@@ -53,8 +53,12 @@ type Snapshot struct {
 	Ref     string // the ref that was resolved (the tag name for a constraint)
 	Version string // the tag's semver version without a v prefix, or ""
 	FS      fs.FS
+	// Signer is the accepted key that signed what was fetched, when a
+	// signer policy checked it (the registry sets it); "" otherwise.
+	Signer string
 
 	repo *git.Repository
+	tag  plumbing.Hash // the annotated tag object of a tag ref, or zero
 	// worktree is the working tree of a local repository whose checked-out
 	// HEAD this snapshot is (no ref asked for), for Uncommitted.
 	worktree string
@@ -228,8 +232,19 @@ func resolveIn(refs []*plumbing.Reference, req FetchRequest, has func(plumbing.H
 		}
 		return r.Hash(), true
 	}
+	// annotated is the tag object a tag ref names, when it is one.
+	annotated := func(n plumbing.ReferenceName) plumbing.Hash {
+		if _, ok := byName[n+"^{}"]; ok {
+			return byName[n].Hash()
+		}
+		return plumbing.ZeroHash
+	}
 	if req.Constraint != "" {
-		return resolveConstraintIn(byName, peeled, req.Constraint)
+		r, err := resolveConstraintIn(byName, peeled, req.Constraint)
+		if err == nil {
+			r.Tag = annotated(r.RefName)
+		}
+		return r, err
 	}
 	ref := req.Ref
 	if ref == "" {
@@ -264,7 +279,7 @@ func resolveIn(refs []*plumbing.Reference, req FetchRequest, has func(plumbing.H
 	for _, name := range names {
 		n := plumbing.NewTagReferenceName(name)
 		if h, ok := peeled(n); ok {
-			t := target{Hash: h, Kind: "tag", Ref: name}
+			t := target{Hash: h, Kind: "tag", Ref: name, Tag: annotated(n)}
 			if v, err := semver.NewVersion(name); err == nil {
 				t.Version = v.String()
 			}
@@ -369,7 +384,7 @@ func snapshotOf(repo *git.Repository, t resolved, u string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: tree of %s: %w", u, Short(t.Hash.String()), err)
 	}
-	return &Snapshot{Commit: t.Hash.String(), Kind: t.Kind, Ref: t.Ref, Version: t.Version, FS: NewTreeFS(tree), repo: repo}, nil
+	return &Snapshot{Commit: t.Hash.String(), Kind: t.Kind, Ref: t.Ref, Version: t.Version, FS: NewTreeFS(tree), repo: repo, tag: t.Tag}, nil
 }
 
 // withRetry runs op up to Tries times while it fails with ErrUnreachable.
@@ -430,7 +445,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 		return nil, err
 	}
 	defer unlock()
-	if t.Hash != plumbing.ZeroHash && hasCommitTree(repo, t.Hash) {
+	if t.Hash != plumbing.ZeroHash && hasCommitTree(repo, t.Hash) && hasTag(repo, t) {
 		g.debug("fetch: commit already in the cache", "url", req.URL, "commit", t.Hash.String())
 		return snapshotOf(repo, t, req.URL)
 	}
@@ -550,6 +565,17 @@ func movedTo(repo *git.Repository, t resolved) (plumbing.Hash, bool) {
 		return plumbing.ZeroHash, false
 	}
 	return r.Hash(), true
+}
+
+// hasTag reports whether the annotated tag object t names, if any, is in
+// repo: a commit cached by another ref lacks it, and its signature is
+// checked.
+func hasTag(repo *git.Repository, t resolved) bool {
+	if t.Tag.IsZero() {
+		return true
+	}
+	_, err := repo.TagObject(t.Tag)
+	return err == nil
 }
 
 func hasCommitTree(repo *git.Repository, h plumbing.Hash) bool {

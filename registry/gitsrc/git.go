@@ -190,6 +190,9 @@ type target struct {
 	Kind    string // "branch", "tag", "commit" or "default"
 	Ref     string // the ref that was resolved (the tag name for a constraint)
 	Version string // the tag's semver version, without a v prefix
+	// Tag is the annotated tag object a tag ref names (its signature is
+	// checked); zero for a lightweight tag or any other ref.
+	Tag plumbing.Hash
 }
 
 func IsHex(s string) bool {

@@ -202,7 +202,15 @@ func addRun(ctx context.Context, opts *addOptions) error {
 			return usageErr(err)
 		}
 	}
-	if !opts.Trust && !opts.Yes {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	// A source that accepted signers sign is trusted for its signature,
+	// without a prompt; without one it is refused (registry.ErrNotVerified).
+	keys, _ := store.Signatures.Keys(src.URL)
+	requireSigned := !opts.Trust && !opts.Yes && len(keys) > 0
+	if !opts.Trust && !opts.Yes && !requireSigned {
 		if !opts.IO.CanPrompt() {
 			return fmt.Errorf("refusing to install untrusted skill from %s: %w", src.URL, errUntrustedNoTTY)
 		}
@@ -214,24 +222,21 @@ func addRun(ctx context.Context, opts *addOptions) error {
 			return fmt.Errorf("install of %s: %w", src.URL, errCanceled)
 		}
 	}
-	store, err := opts.Store()
-	if err != nil {
-		return err
-	}
 	inst, err := opts.Installer()
 	if err != nil {
 		return err
 	}
 	progress := opts.IO.Progress()
 	entries, err := store.AddSkills(ctx, registry.AddRequest{
-		Source:       src,
-		Skills:       skills,
-		All:          opts.All,
-		Name:         opts.Name,
-		Trusted:      opts.Trust,
-		AgentVersion: Version,
-		Progress:     progress,
-		Warn:         func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) },
+		Source:        src,
+		Skills:        skills,
+		All:           opts.All,
+		Name:          opts.Name,
+		Trusted:       opts.Trust,
+		RequireSigned: requireSigned,
+		AgentVersion:  Version,
+		Progress:      progress,
+		Warn:          func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) },
 	}, inst.Prepare)
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/signing"
 )
 
 // describe turns an error from a library package into the words a user sees:
@@ -94,6 +95,11 @@ func init() {
 		hint{is(install.ErrProtocol), "rebuild the plugin against this agent's SDK: a skill with plugin.build is rebuilt by 'agent skill add' or 'update'; for a prebuilt plugin.command ask its author for a build of this protocol"},
 		hint{is(install.ErrDescribe), "the plugin must serve the agent SDK (sdk.Serve in its main); run with AGENT_LOG_LEVEL=debug to see its output"},
 
+		hint{is(registry.ErrNotVerified), "a signer you accept covers this source, so it is installed only when signed by one; pass --trust to install and trust it anyway, or --yes to install it untrusted"},
+		hint{is(signing.ErrUntrustedSigner), "if you trust that key, accept it with 'agent skill trust --signer KEY.pub' (or signatures.signers in config.yaml); nothing was installed"},
+		hint{is(signing.ErrUnsigned), "ask its publisher to sign it (agent skill sign for an OCI artifact, git tag -s or git commit -S for git), or change the signer policy (signatures: in config.yaml, agent skill trust --signer); nothing was installed"},
+		hint{is(signing.ErrBadSignature), "the signature names a key you accept but does not match the content: the skill or its signature was changed after signing; nothing was installed"},
+		hint{is(signing.ErrKey), "give an ed25519 or ECDSA key: ssh-keygen -t ed25519 makes one (sign with the private key, trust with the .pub)"},
 		hint{isUnless(registry.ErrCorrupt, "move it away"), "the file was left untouched: restore it from a backup, or move it away and add your skills again"},
 		hint{isUnless(manifest.ErrIncompatible, "upgrade agent", "older agent"), "pick a version of the skill that supports this agent with --version, or upgrade agent"},
 		hint{is(manifest.ErrInvalidManifest), "run 'agent skill validate <dir>' on the skill to see every problem"},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	scripts "github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/signing"
 )
 
 // Config is the resolved configuration: $AGENT_HOME/config.yaml, then
@@ -38,9 +40,19 @@ type Config struct {
 	PassEnv []string
 	// Mirrors is mirrors: in config.yaml (SPEC §18).
 	Mirrors []registry.Mirror
+	// Signatures is signatures: in config.yaml (SPEC §18): whether every
+	// source must be signed, and the accepted signers (with those
+	// `agent skill trust --signer` recorded in $AGENT_HOME/signers.json).
+	Signatures SignaturesConfig
 	// Limits are max_file_size and max_skill_size (AGENT_MAX_FILE_SIZE,
 	// AGENT_MAX_SKILL_SIZE), bytes: what add, update and sync write.
 	Limits gitsrc.Limits
+}
+
+// SignaturesConfig is signatures: in config.yaml.
+type SignaturesConfig struct {
+	Required bool             `mapstructure:"required"`
+	Signers  []signing.Signer `mapstructure:"signers"`
 }
 
 // Factory hands commands what they need, built lazily so that a command pays
@@ -207,6 +219,17 @@ func (f *Factory) Store() (*registry.Store, error) {
 	s.Git = &gitsrc.GoGit{Debug: f.logger(cfg).Debug}
 	s.Mirrors = cfg.Mirrors
 	s.Limits = cfg.Limits
+	recorded, err := s.Signers()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Signatures.Required || len(cfg.Signatures.Signers) > 0 || len(recorded) > 0 {
+		p, err := signing.NewPolicy(cfg.Signatures.Required, append(slices.Clip(cfg.Signatures.Signers), recorded...), cfg.Home)
+		if err != nil {
+			return nil, fmt.Errorf("read the signer policy (signatures: in %s, and %s): %w", filepath.Join(cfg.Home, "config.yaml"), s.SignersPath(), err)
+		}
+		s.Signatures = p
+	}
 	return s, nil
 }
 
@@ -281,6 +304,9 @@ func (f *Factory) loadConfig() (*Config, error) {
 		if err := m.Check(); err != nil {
 			return nil, fmt.Errorf("read mirrors: in %s: %w", path, err)
 		}
+	}
+	if err := v.UnmarshalKey("signatures", &cfg.Signatures); err != nil {
+		return nil, fmt.Errorf("read signatures: in %s: %w (required: true|false, signers: a list of {key: PUBLIC_KEY_OR_FILE, sources: [URL_PREFIX...]})", path, err)
 	}
 	cfg.Limits = gitsrc.Limits{File: v.GetInt64("max_file_size"), Skill: v.GetInt64("max_skill_size")}
 	if cfg.Limits.File <= 0 || cfg.Limits.Skill <= 0 {

@@ -176,6 +176,9 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 	} else {
 		kv.row("trusted:", "no (files only: no plugin built, no script run; 'agent skill trust "+e.Canonical+"')")
 	}
+	if e.Signer != "" {
+		kv.row("signed by:", e.Signer)
+	}
 	if e.DirHash != "" {
 		kv.row("files hash:", e.DirHash)
 	}

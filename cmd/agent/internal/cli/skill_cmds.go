@@ -22,6 +22,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdAgents(f, nil),
 		newCmdPublish(f, nil),
 		newCmdMirror(f, nil),
+		newCmdSign(f, nil),
 	)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,11 @@ type trustOptions struct {
 
 	Name    string
 	Trusted bool
+	// Signer is --signer: a public key file to accept signatures by,
+	// for Sources (--source), for the named skill's source, or for every
+	// source.
+	Signer  string
+	Sources []string
 }
 
 func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOptions) error) *cobra.Command {
@@ -44,14 +50,51 @@ func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOpti
 			$ agent skill trust weather
 			$ AGENT_SKILLS=weather agent tools
 		`),
-		Args: exactArgs(1, "the <name> of an installed skill"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Name = args[0]
+			if opts.Signer != "" && len(args) > 1 || opts.Signer == "" && len(args) != 1 {
+				return exactArgs(1, "the <name> of an installed skill (with --signer, a name is optional)")(cmd, args)
+			}
+			if len(opts.Sources) > 0 && opts.Signer == "" {
+				return usageErr(fmt.Errorf("--source goes with --signer KEYFILE"))
+			}
+			if len(args) == 1 {
+				opts.Name = args[0]
+			}
+			if opts.Signer != "" {
+				if runF != nil {
+					return runF(cmd.Context(), opts)
+				}
+				return trustSignerRun(cmd.Context(), opts)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return trustRun(cmd.Context(), opts)
 		},
+	}
+	if trusted {
+		cmd.Use = "trust <name> | trust --signer KEYFILE [<name>] [--source PREFIX]..."
+		cmd.Long += dedent(`
+
+			With --signer KEYFILE, record a signer instead: skills signed by that
+			public key (an SSH public key line such as ~/.ssh/id_ed25519.pub, a
+			PEM PUBLIC KEY, or an armored GPG public key) are installed trusted
+			without a prompt, by add and sync, from OCI registries (agent skill
+			sign) and git (signed commits and tags). For the named skill's
+			source, for each --source URL prefix, or, with neither, for every
+			source. A signer recorded for a source makes a signature by an
+			accepted key required for it: an unsigned or otherwise signed
+			commit or artifact from it is refused. Signers are kept in
+			$AGENT_HOME/signers.json; signatures.signers in config.yaml lists
+			more.
+		`)
+		cmd.Example += dedent(`
+
+			$ agent skill trust --signer team.pub --source oci://registry.internal/skills/
+			$ agent skill trust --signer release.pub weather
+		`)
+		cmd.Flags().StringVar(&opts.Signer, "signer", "", "accept skills signed by this public key file (SSH, PEM or armored GPG)")
+		cmd.Flags().StringArrayVar(&opts.Sources, "source", nil, "with --signer: the source URL prefix it signs for (repeatable; default: the named skill's source, or every source)")
 	}
 	if !trusted {
 		cmd.Use = "untrust <name>"
@@ -107,6 +150,40 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	} else {
 		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s: only AGENT_SKILLS=all-untrusted activates it now\n", e.Name)
 	}
+	return nil
+}
+
+// trustSignerRun records a signer (--signer) for the named skill's
+// source, the --source prefixes, or every source.
+func trustSignerRun(ctx context.Context, opts *trustOptions) error {
+	key, err := os.ReadFile(opts.Signer)
+	if err != nil {
+		return fmt.Errorf("read the signer key: %w", err)
+	}
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	sources := opts.Sources
+	if opts.Name != "" {
+		e, err := workspace.FindEntry(ctx, store, opts.Name)
+		if err != nil {
+			return err
+		}
+		if e.Source != registry.SourceGit && e.Source != registry.SourceOCI {
+			return fmt.Errorf("%s is not from a git or OCI source; a signer is for skills fetched from one", e.Name)
+		}
+		sources = append(sources, e.GitURL)
+	}
+	k, err := store.AddSigner(key, sources)
+	if err != nil {
+		return err
+	}
+	scope := "every source"
+	if len(sources) > 0 {
+		scope = strings.Join(sources, ", ") + " (a signature by an accepted key is now required there)"
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Accepting skills signed by %s from %s\n", k, scope)
 	return nil
 }
 

@@ -1,0 +1,209 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentskills/agent/internal/testutil/gittest"
+	"github.com/agentskills/agent/internal/testutil/ocitest"
+	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/ocisrc"
+	"github.com/agentskills/agent/registry/signing"
+)
+
+func signedSkill(name string) map[string]string {
+	return map[string]string{
+		"SKILL.md":         "---\nname: " + name + "\ndescription: A skill to sign.\nversion: 1.0.0\n---\nBody.\n",
+		"scripts/greet.py": "print('hello')\n",
+	}
+}
+
+func policy(t *testing.T, required bool, signers ...signing.Signer) *signing.Policy {
+	t.Helper()
+	p, err := signing.NewPolicy(required, signers, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestSignedOCISkill publishes three skills to a real docker-registry
+// (distribution 2.8: no referrers API, so the bundles go under the
+// sha256-<hex> tag scheme), signs one with the team's key and one with
+// another, and adds each under a policy that requires the team's
+// signature.
+func TestSignedOCISkill(t *testing.T) {
+	reg := ocitest.Start(t)
+	client := &ocisrc.Client{Credentials: noCreds{}}
+	ctx := context.Background()
+	teamKey, teamPub := gittest.SSHKey(t, "team@example.com")
+	otherKey, _ := gittest.SSHKey(t, "other@example.com")
+
+	pub := registry.NewStore(t.TempDir())
+	pub.OCI = client
+	for _, name := range []string{"signed", "unsigned", "other"} {
+		dir := gittest.NewRepo(t, signedSkill(name)).Dir()
+		if _, err := pub.Publish(ctx, registry.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signed, err := pub.Sign(ctx, registry.SignRequest{Skill: reg.Ref("team/signed:1.0.0"), Key: readFile(t, teamKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.Sign(ctx, registry.SignRequest{Skill: reg.Ref("team/other:1.0.0"), Key: readFile(t, otherKey)}); err != nil {
+		t.Fatal(err)
+	}
+	team, err := signing.ParseKey([]byte(teamPub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if signed.Signer.Fingerprint != team.Fingerprint {
+		t.Fatalf("signed with %s, want the team key %s", signed.Signer.Fingerprint, team.Fingerprint)
+	}
+	// distribution 2.8 has no referrers API: oras-go kept the bundle in
+	// the index under the tag scheme.
+	tags, err := client.Tags(ctx, signed.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := strings.Replace(signed.Ref.Digest, ":", "-", 1)
+	if !strings.Contains(strings.Join(tags, " "), scheme) {
+		t.Errorf("tags %v: no %s (the referrers tag scheme)", tags, scheme)
+	}
+
+	tests := []struct {
+		name, source string
+		required     bool
+		want         error
+	}{
+		{"signed by the team", reg.Ref("team/signed:1.0.0"), true, nil},
+		{"signed, by digest", reg.Ref("team/signed@" + signed.Ref.Digest), true, nil},
+		{"unsigned", reg.Ref("team/unsigned:1.0.0"), true, signing.ErrUnsigned},
+		{"signed by another key", reg.Ref("team/other:1.0.0"), true, signing.ErrUntrustedSigner},
+		{"unsigned, signatures not required", reg.Ref("team/unsigned:1.0.0"), false, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := registry.NewStore(t.TempDir())
+			s.OCI = client
+			s.Signatures = policy(t, tc.required, signing.Signer{Key: teamPub})
+			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil)
+			if tc.want != nil {
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("Add: %v, want %v", err, tc.want)
+				}
+				if es, _ := s.List(); len(es) != 0 {
+					t.Fatalf("a refused skill was installed: %+v", es)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantSigned := strings.HasPrefix(tc.name, "signed")
+			if e.Trusted != wantSigned || strings.Contains(e.Signer, team.Fingerprint) != wantSigned {
+				t.Fatalf("trusted %v, signer %q; want trusted (and signed by the team) = %v", e.Trusted, e.Signer, wantSigned)
+			}
+			// What registry.json holds says so too.
+			got, err := s.Get(e.Canonical)
+			if err != nil || got.Signer != e.Signer || got.Trusted != e.Trusted {
+				t.Fatalf("registry.json holds signer %q trusted %v (%v), want %q %v", got.Signer, got.Trusted, err, e.Signer, e.Trusted)
+			}
+		})
+	}
+
+	// RequireSigned without a policy that requires it: an unsigned skill
+	// is not installed trusted without asking.
+	s := registry.NewStore(t.TempDir())
+	s.OCI = client
+	s.Signatures = policy(t, false, signing.Signer{Key: teamPub})
+	_, err = s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: reg.Ref("team/other:1.0.0")}, RequireSigned: true}, nil)
+	if !errors.Is(err, registry.ErrNotVerified) {
+		t.Fatalf("RequireSigned, signed by another key: %v, want ErrNotVerified", err)
+	}
+}
+
+// TestSignedGitTag makes tags and a commit signed with SSH keys by the
+// real git (gpg.format=ssh), serves the repository with git http-backend
+// and adds each under a policy that names the repository with the
+// release key.
+func TestSignedGitTag(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, signedSkill("tagged"))
+	key, pubLine := gittest.SSHKey(t, "release@example.com")
+	otherKey, _ := gittest.SSHKey(t, "other@example.com")
+	repo.SSHSign(t, key, "tag", "-s", "v1.0.0", "-m", "release 1.0.0")
+	repo.Commit(t, map[string]string{"scripts/greet.py": "print('hello 1.1')\n"}, "1.1")
+	repo.SSHSign(t, otherKey, "tag", "-s", "v1.1.0", "-m", "release 1.1.0")
+	repo.Commit(t, map[string]string{"scripts/greet.py": "print('hello 1.2')\n"}, "1.2")
+	repo.AnnotatedTag(t, "v1.2.0", "unsigned")
+	url := gittest.ServeRepo(t, repo)
+	release, err := signing.ParseKey([]byte(pubLine))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	add := func(t *testing.T, ref string) (registry.Entry, error) {
+		s := registry.NewStore(t.TempDir())
+		s.Signatures = policy(t, false, signing.Signer{Key: pubLine, Sources: []string{url}})
+		return s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: ref}}, nil)
+	}
+	tests := []struct {
+		name, ref string
+		want      error
+	}{
+		{"tag signed with the release key", "v1.0.0", nil},
+		{"tag signed with another key", "v1.1.0", signing.ErrUntrustedSigner},
+		{"unsigned tag and commit", "v1.2.0", signing.ErrUnsigned},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := add(t, tc.ref)
+			if tc.want != nil {
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("Add: %v, want %v", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !e.Trusted || !strings.Contains(e.Signer, release.Fingerprint) {
+				t.Fatalf("trusted %v, signer %q; want trusted, signed by %s", e.Trusted, e.Signer, release.Fingerprint)
+			}
+		})
+	}
+
+	// A commit signed with the release key (git commit -S) is verified
+	// on a branch, where there is no tag.
+	repo.SSHSign(t, key, "commit", "-S", "--allow-empty", "-m", "signed commit")
+	e, err := add(t, "main")
+	if err != nil {
+		t.Fatalf("Add of a signed commit: %v", err)
+	}
+	if e.CommitSHA != repo.Head(t) || !strings.Contains(e.Signer, release.Fingerprint) {
+		t.Fatalf("commit %s signer %q, want %s signed by %s", e.CommitSHA, e.Signer, repo.Head(t), release.Fingerprint)
+	}
+
+	// The same commit read in place (a local path: no transport).
+	s := registry.NewStore(t.TempDir())
+	s.Signatures = policy(t, true, signing.Signer{Key: pubLine})
+	if _, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: filepath.Clean(repo.Dir())}}, nil); err != nil {
+		t.Fatalf("Add from a local path of a signed commit: %v", err)
+	}
+}

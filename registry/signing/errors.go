@@ -1,0 +1,18 @@
+package signing
+
+import "errors"
+
+// Sentinel errors; each is wrapped with what was being checked.
+var (
+	// ErrUnsigned matches a skill with no signature where the policy asks
+	// for one.
+	ErrUnsigned = errors.New("not signed")
+	// ErrUntrustedSigner matches a signature by a key the policy does not
+	// list for the source.
+	ErrUntrustedSigner = errors.New("signed by a key the signer policy does not accept")
+	// ErrBadSignature matches a signature that does not verify: the
+	// signed content changed, or the signature is damaged.
+	ErrBadSignature = errors.New("signature does not verify")
+	// ErrKey matches a key that cannot be read or used.
+	ErrKey = errors.New("unusable key")
+)
