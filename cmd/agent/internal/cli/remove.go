@@ -12,12 +12,12 @@ import (
 )
 
 type removeOptions struct {
-	IO     *IOStreams
-	Store  func() (*registry.Store, error)
+	IO    *IOStreams
+	Store func() (*registry.Store, error)
 	// Discovery finds the skills of .agents/skills folders (SPEC §6).
 	Discovery func() workspace.Discovery
-	Config func() (*Config, error)
-	Placer placer
+	Config    func() (*Config, error)
+	Placer    placer
 
 	Name string
 	Yes  bool

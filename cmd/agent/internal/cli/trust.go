@@ -16,8 +16,8 @@ import (
 )
 
 type trustOptions struct {
-	IO        *IOStreams
-	Store     func() (*registry.Store, error)
+	IO    *IOStreams
+	Store func() (*registry.Store, error)
 	// Discovery finds the skills of .agents/skills folders (SPEC §6).
 	Discovery func() workspace.Discovery
 	Installer func() (*install.Preparer, error)
