@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -71,7 +72,7 @@ func discovered(d Discovery, installed []registry.Entry) ([]registry.Entry, []st
 				continue
 			}
 			if c.Type()&fs.ModeSymlink != 0 {
-				if _, err := os.Stat(filepath.Join(p, manifest.ManifestFile)); err == nil {
+				if gitsrc.ManifestPath(p) != "" {
 					warnings = append(warnings, fmt.Sprintf("%s is a symbolic link, so it is not loaded (discovery never follows links); copy the skill there instead", p))
 				}
 				continue
@@ -79,7 +80,7 @@ func discovered(d Discovery, installed []registry.Entry) ([]registry.Entry, []st
 			if !c.IsDir() {
 				continue
 			}
-			if fi, err := os.Lstat(filepath.Join(p, manifest.ManifestFile)); err != nil || !fi.Mode().IsRegular() {
+			if gitsrc.ManifestPath(p) == "" {
 				continue
 			}
 			e := discoveredEntry(p)

@@ -113,6 +113,11 @@ func LoadManifest(e registry.Entry) (*manifest.Manifest, []manifest.Problem, err
 	return registry.LoadInstalled(e)
 }
 
+// ManifestName is manifest.FindName for front ends, which do not import
+// the registry: the name of a skill folder's manifest (SKILL.md, else
+// skill.md) given whether the folder has a file of a name.
+func ManifestName(has func(name string) bool) string { return manifest.FindName(has) }
+
 // DirExists reports whether p is a directory.
 func DirExists(p string) bool {
 	fi, err := os.Stat(p)
