@@ -207,3 +207,59 @@ func TestSignedGitTag(t *testing.T) {
 		t.Fatalf("Add from a local path of a signed commit: %v", err)
 	}
 }
+
+// TestSignedGitTagGPG signs tags and a commit with real gpg keys, as a
+// team that signs with GPG does, and adds them under a policy listing the
+// release key's armored public key (gpg --export --armor).
+func TestSignedGitTagGPG(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, signedSkill("gpgtagged"))
+	key := gittest.NewGPGKey(t, "Release <release@example.com>")
+	other := gittest.NewGPGKey(t, "Other <other@example.com>")
+	repo.GPGSign(t, key, "tag", "-s", "v1.0.0", "-m", "release 1.0.0")
+	repo.Commit(t, map[string]string{"scripts/greet.py": "print('hello 1.1')\n"}, "1.1")
+	repo.GPGSign(t, other, "tag", "-s", "v1.1.0", "-m", "release 1.1.0")
+	repo.Commit(t, map[string]string{"scripts/greet.py": "print('hello 1.2')\n"}, "1.2")
+	repo.AnnotatedTag(t, "v1.2.0", "unsigned")
+	repo.GPGSign(t, key, "commit", "-S", "--allow-empty", "-m", "signed commit")
+	url := gittest.ServeRepo(t, repo)
+
+	release, err := signing.ParseKey([]byte(key.Public))
+	if err != nil {
+		t.Fatalf("ParseKey of gpg --export --armor: %v", err)
+	}
+	if !release.PGP() {
+		t.Fatalf("ParseKey: %s is not an OpenPGP key", release)
+	}
+	tests := []struct {
+		name, ref string
+		want      error
+	}{
+		{"tag signed with the release key", "v1.0.0", nil},
+		{"tag signed with another key", "v1.1.0", signing.ErrUntrustedSigner},
+		{"unsigned tag and commit", "v1.2.0", signing.ErrUnsigned},
+		{"commit signed with the release key", "main", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := registry.NewStore(t.TempDir())
+			s.Signatures = policy(t, true, signing.Signer{Key: key.Public})
+			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: tc.ref}}, nil)
+			if tc.want != nil {
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("Add: %v, want %v", err, tc.want)
+				}
+				if es, _ := s.List(); len(es) != 0 {
+					t.Fatalf("a refused skill was installed: %+v", es)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !e.Trusted || !strings.Contains(e.Signer, release.Fingerprint) {
+				t.Fatalf("trusted %v, signer %q; want trusted, signed by %s", e.Trusted, e.Signer, key.Fingerprint)
+			}
+		})
+	}
+}
