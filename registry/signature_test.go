@@ -263,3 +263,54 @@ func TestSignedGitTagGPG(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncSeesTheSignedTag locks a skill added from a tag an accepted key
+// signed (its commit unsigned, as teams that sign releases do) and syncs
+// it into a fresh home whose policy requires that key: sync must see the
+// tag's signature, not only the commit's.
+func TestSyncSeesTheSignedTag(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, signedSkill("synctag"))
+	key, pubLine := gittest.SSHKey(t, "release@example.com")
+	repo.SSHSign(t, key, "tag", "-s", "v1.0.0", "-m", "release 1.0.0")
+	url := gittest.ServeRepo(t, repo)
+	required := func(t *testing.T) *registry.Store {
+		s := registry.NewStore(t.TempDir())
+		s.Signatures = policy(t, true, signing.Signer{Key: pubLine})
+		return s
+	}
+	e, err := required(t).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: "v1.0.0"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := registry.NewLock([]registry.Entry{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("tag still names the commit", func(t *testing.T) {
+		s := required(t)
+		if _, err := s.Sync(ctx, l, registry.SyncRequest{}, nil); err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+		got, err := s.Get("synctag")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Trusted || got.Signer != e.Signer || got.CommitSHA != e.CommitSHA {
+			t.Fatalf("synced trusted %v signer %q commit %s; want trusted, %q, %s", got.Trusted, got.Signer, got.CommitSHA, e.Signer, e.CommitSHA)
+		}
+	})
+	t.Run("tag moved to an unsigned commit", func(t *testing.T) {
+		repo.Commit(t, map[string]string{"scripts/greet.py": "print('moved')\n"}, "moved")
+		repo.RunGit(t, "tag", "-f", "-a", "v1.0.0", "-m", "moved, unsigned")
+		s := required(t)
+		_, err := s.Sync(ctx, l, registry.SyncRequest{}, nil)
+		if !errors.Is(err, signing.ErrUnsigned) {
+			t.Fatalf("Sync: %v, want %v", err, signing.ErrUnsigned)
+		}
+		if es, _ := s.List(); len(es) != 0 {
+			t.Fatalf("a refused skill was installed: %+v", es)
+		}
+	})
+}
