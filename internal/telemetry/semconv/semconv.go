@@ -11,18 +11,20 @@ const Scope = "github.com/agentskills/agent"
 
 // GenAI (gen-ai-spans.md, gen-ai-agent-spans.md).
 const (
-	GenAIOperationName  = attribute.Key("gen_ai.operation.name")
-	GenAIToolName       = attribute.Key("gen_ai.tool.name")
-	GenAIToolCallID     = attribute.Key("gen_ai.tool.call.id")
-	GenAIToolType       = attribute.Key("gen_ai.tool.type")
-	GenAIProviderName   = attribute.Key("gen_ai.provider.name")
-	GenAIRequestModel   = attribute.Key("gen_ai.request.model")
-	GenAIResponseModel  = attribute.Key("gen_ai.response.model")
-	GenAIUsageInput     = attribute.Key("gen_ai.usage.input_tokens")
-	GenAIUsageOutput    = attribute.Key("gen_ai.usage.output_tokens")
-	GenAIAgentName      = attribute.Key("gen_ai.agent.name")
-	GenAIConversationID = attribute.Key("gen_ai.conversation.id")
-	GenAIPromptName     = attribute.Key("gen_ai.prompt.name")
+	GenAIOperationName         = attribute.Key("gen_ai.operation.name")
+	GenAIToolName              = attribute.Key("gen_ai.tool.name")
+	GenAIToolCallID            = attribute.Key("gen_ai.tool.call.id")
+	GenAIToolType              = attribute.Key("gen_ai.tool.type")
+	GenAIProviderName          = attribute.Key("gen_ai.provider.name")
+	GenAIRequestModel          = attribute.Key("gen_ai.request.model")
+	GenAIResponseModel         = attribute.Key("gen_ai.response.model")
+	GenAIUsageInput            = attribute.Key("gen_ai.usage.input_tokens")
+	GenAIUsageOutput           = attribute.Key("gen_ai.usage.output_tokens")
+	GenAIAgentName             = attribute.Key("gen_ai.agent.name")
+	GenAIAgentID               = attribute.Key("gen_ai.agent.id")
+	GenAIResponseFinishReasons = attribute.Key("gen_ai.response.finish_reasons")
+	GenAIConversationID        = attribute.Key("gen_ai.conversation.id")
+	GenAIPromptName            = attribute.Key("gen_ai.prompt.name")
 	// GenAISkillName is the skill a tool belongs to. Proposed in
 	// semantic-conventions-genai PR #498, not yet merged: if it lands
 	// under another name, this is the one place to change.
