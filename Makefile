@@ -43,7 +43,7 @@ build: ## build bin/agent
 JAEGER_VERSION := v1.76.0
 JAEGER ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/agent-ci/jaeger-$(JAEGER_VERSION)
 
-jaeger: ## build Jaeger $(JAEGER_VERSION) into ~/.cache/agent-ci (once; the tracing tests skip without it, or read AGENT_JAEGER)
+jaeger: ## build Jaeger v1.76.0, the backend TestJaeger reads traces from, once into ~/.cache/agent-ci (AGENT_JAEGER names another)
 	@if [ -x "$(JAEGER)" ]; then echo "$(JAEGER) is there"; else \
 	  set -e; \
 	  json=$$(GOWORK=off $(GO) mod download -json github.com/jaegertracing/jaeger@$(JAEGER_VERSION)) || { echo "$$json" >&2; exit 1; }; \

@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentskills/agent/internal/testutil/fakemodel"
 	"github.com/agentskills/agent/internal/testutil/gittest"
@@ -19,7 +23,8 @@ import (
 // Jaeger, over OTLP/HTTP as the standard OTEL_* variables say, and reads
 // them back through Jaeger's query API (SPEC §17): the spans the host makes,
 // the plugin's own spans made in the plugin process, and the script's, in
-// one trace with the parents the references name.
+// one trace with the parents the references name; and an MCP client's
+// trace context, which the server's span continues.
 func TestJaeger(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
@@ -83,13 +88,24 @@ func TestJaeger(t *testing.T) {
 		check.service(root, service)
 		check.tag(root, "process.exit.code", "0")
 
-		// Every tool call of the run is an execute_tool span under the
-		// run, use_skill first.
-		useSkill := check.one("execute_tool use_skill")
-		agentSpan := check.parentOf(useSkill)
-		if agentSpan.SpanID != root.SpanID {
-			t.Errorf("use_skill's parent is %s, want agent run\n%s", agentSpan.OperationName, tr)
+		// The command runs one agent (invoke_agent), whose model requests
+		// (chat) and tool calls (execute_tool, use_skill first) are its
+		// children.
+		agentSpan := check.one("invoke_agent agent")
+		check.parent(agentSpan, root.SpanID)
+		check.tag(agentSpan, "gen_ai.operation.name", "invoke_agent")
+		check.tag(agentSpan, "gen_ai.provider.name", "openai")
+		chats := tr.Named("chat fake")
+		if len(chats) != 5 {
+			t.Errorf("%d chat spans, want one per model request (5)\n%s", len(chats), tr)
 		}
+		for _, c := range chats {
+			check.parent(c, agentSpan.SpanID)
+			check.tag(c, "span.kind", "client")
+			check.tag(c, "gen_ai.request.model", "fake")
+		}
+		useSkill := check.one("execute_tool use_skill")
+		check.parent(useSkill, agentSpan.SpanID)
 		check.tag(useSkill, "gen_ai.operation.name", "execute_tool")
 		check.tag(useSkill, "gen_ai.tool.name", "use_skill")
 		check.tagSet(useSkill, "gen_ai.tool.call.id")
@@ -120,6 +136,101 @@ func TestJaeger(t *testing.T) {
 			t.Errorf("the script's span is not within the plugin's\n%s", tr)
 		}
 	})
+
+	// An MCP client's trace context in params._meta: the server's span for
+	// the request joins the trace the client chose, under the client's span.
+	t.Run("mcp tools/call", func(t *testing.T) {
+		const service = "agent-jaeger-mcp"
+		traceID, parentID := randomHex(t, 16), randomHex(t, 8)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.Command(agent, "mcp")
+		cmd.Env = append(append(env, "AGENT_WORKSPACE="+t.TempDir()), j.Env(service)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "jaeger-test", Version: "1"}, nil)
+		// Close waits this long for agent mcp to flush its spans and exit
+		// once stdin is closed, before it signals it.
+		cs, err := client.Connect(ctx, &sdkmcp.CommandTransport{Command: cmd, TerminateDuration: time.Minute}, nil)
+		if err != nil {
+			t.Fatalf("connect to agent mcp: %v\n%s", err, &stderr)
+		}
+		res, err := cs.CallTool(ctx, &sdkmcp.CallToolParams{
+			Meta:      sdkmcp.Meta{"traceparent": "00-" + traceID + "-" + parentID + "-01"},
+			Name:      "greet_in_language",
+			Arguments: map[string]any{"name": "Ada", "language": "de"},
+		})
+		if err != nil || res.IsError {
+			t.Fatalf("tools/call: %v %+v\n%s", err, res, &stderr)
+		}
+		if text := toolText(res); !strings.Contains(text, "Hallo, Ada!") {
+			t.Fatalf("tools/call answered %q", text)
+		}
+		if err := cs.Close(); err != nil {
+			t.Fatalf("agent mcp did not exit cleanly: %v\n%s", err, &stderr)
+		}
+
+		tr := j.WaitTrace(t, traceID, func(x jaegertest.Trace) bool {
+			return len(x.Named("tools/call greet_in_language")) > 0 && len(x.Named("skill.v1.Skill/Invoke")) >= 2
+		})
+		t.Log(tr)
+		check := traceChecker{t: t, tr: tr}
+		if tr.TraceID != traceID {
+			t.Fatalf("Jaeger answered trace %s for %s", tr.TraceID, traceID)
+		}
+		server := check.one("tools/call greet_in_language")
+		check.parent(server, parentID)
+		check.service(server, service)
+		check.tag(server, "span.kind", "server")
+		check.tag(server, "mcp.method.name", "tools/call")
+		check.tag(server, "gen_ai.tool.name", "greet_in_language")
+		check.tag(server, "network.transport", "pipe")
+		check.tagSet(server, "jsonrpc.request.id")
+		check.tagSet(server, "mcp.protocol.version")
+		// Only the call carried the context: initialize and tools/list are
+		// traces of their own.
+		if len(tr.Named("initialize")) > 0 {
+			t.Errorf("initialize joined the client's trace\n%s", tr)
+		}
+		call := check.one("execute_tool greet_in_language")
+		check.parent(call, server.SpanID)
+		check.tag(call, "gen_ai.skill.name", "hello-extended")
+		check.pluginCall(call, service, "hello-extended")
+
+		// The search by service finds it too.
+		traces, err := j.Traces(ctx, service)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, x := range traces {
+			found = found || x.TraceID == traceID
+		}
+		if !found {
+			t.Errorf("/api/traces?service=%s does not list trace %s (%d traces)", service, traceID, len(traces))
+		}
+	})
+}
+
+// randomHex is n random bytes in lower-case hex: a trace or span ID.
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// toolText is the text content of a tool result.
+func toolText(res *sdkmcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdkmcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
 
 // oneTrace waits until Jaeger's search for service finds a trace holding a
