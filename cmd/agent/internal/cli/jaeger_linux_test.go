@@ -74,7 +74,15 @@ func TestJaeger(t *testing.T) {
 
 		// The run is one trace of the service; the spans the plugins
 		// returned are in it under the skills' names.
-		tr := oneTrace(t, j, service, "script advanced_greeting.py")
+		// Jaeger stores the exports of one flush in any order: wait for
+		// every span the run makes (the checks below say which is missing
+		// if one never comes).
+		tr := oneTrace(t, j, service, spanCounts{
+			"agent run": 1, "invoke_agent agent": 1, "chat fake": 5,
+			"execute_tool use_skill": 1, "execute_tool greet_in_language": 1, "execute_tool script_run": 1, "execute_tool attempt_completion": 1,
+			"plugin launch hello-extended": 1, "plugin launch __exec": 1, "plugin launch base": 1,
+			"skill.v1.Skill/Invoke": 6, "script advanced_greeting.py": 1,
+		})
 		byID := j.WaitTrace(t, tr.TraceID, func(x jaegertest.Trace) bool { return len(x.Spans) == len(tr.Spans) })
 		if len(byID.Spans) != len(tr.Spans) {
 			t.Fatalf("/api/traces/%s has %d spans, the search found %d", tr.TraceID, len(byID.Spans), len(tr.Spans))
@@ -170,9 +178,10 @@ func TestJaeger(t *testing.T) {
 			t.Fatalf("agent mcp did not exit cleanly: %v\n%s", err, &stderr)
 		}
 
-		tr := j.WaitTrace(t, traceID, func(x jaegertest.Trace) bool {
-			return len(x.Named("tools/call greet_in_language")) > 0 && len(x.Named("skill.v1.Skill/Invoke")) >= 2
-		})
+		tr := j.WaitTrace(t, traceID, spanCounts{
+			"tools/call greet_in_language": 1, "execute_tool greet_in_language": 1,
+			"plugin launch hello-extended": 1, "skill.v1.Skill/Invoke": 2,
+		}.in)
 		t.Log(tr)
 		check := traceChecker{t: t, tr: tr}
 		if tr.TraceID != traceID {
@@ -233,9 +242,22 @@ func toolText(res *sdkmcp.CallToolResult) string {
 	return b.String()
 }
 
-// oneTrace waits until Jaeger's search for service finds a trace holding a
-// span called last, and fails unless it finds exactly one trace.
-func oneTrace(t *testing.T, j *jaegertest.Jaeger, service, last string) jaegertest.Trace {
+// spanCounts is how many spans of each name a complete trace holds.
+type spanCounts map[string]int
+
+// in reports whether tr holds at least the spans of c.
+func (c spanCounts) in(tr jaegertest.Trace) bool {
+	for name, n := range c {
+		if len(tr.Named(name)) < n {
+			return false
+		}
+	}
+	return true
+}
+
+// oneTrace waits until Jaeger's search for service finds a trace holding
+// the spans of want, and fails unless it finds exactly one trace.
+func oneTrace(t *testing.T, j *jaegertest.Jaeger, service string, want spanCounts) jaegertest.Trace {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -243,12 +265,16 @@ func oneTrace(t *testing.T, j *jaegertest.Jaeger, service, last string) jaegerte
 	var err error
 	for {
 		traces, err = j.Traces(ctx, service)
-		if err == nil && len(traces) > 0 && len(traces[0].Named(last)) > 0 {
+		if err == nil && len(traces) > 0 && want.in(traces[0]) {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("no trace of %s with a span %q in Jaeger (%d traces, %v)\njaeger log:\n%s", service, last, len(traces), err, j.Log())
+			var b strings.Builder
+			for _, tr := range traces {
+				b.WriteString(tr.String())
+			}
+			t.Fatalf("no complete trace of %s in Jaeger (%v; want %v):\n%s\njaeger log:\n%s", service, err, want, &b, j.Log())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
