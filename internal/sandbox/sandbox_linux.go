@@ -225,7 +225,7 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 	// Code without the host's network also loses pathname Unix
 	// sockets, by a seccomp filter (Landlock restricts them from ABI 9).
 	var filter *unix.SockFprog
-	if !p.HostNetwork() && Probe().Seccomp {
+	if !p.HostNetwork() && seccompOn() {
 		filter, err = unixFilter(filterKey{serves: p.Serves, proxied: len(hosts) > 0})
 		if err != nil {
 			if fd >= 0 {

@@ -42,7 +42,7 @@ func helper(op, arg string) error {
 
 // self is a copy of the test binary that anyone may read and run, in a
 // folder of its own, so that a policy can grant it without granting /tmp.
-func self(t *testing.T) (bin, dir string) {
+func self(t testing.TB) (bin, dir string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sandbox-bin")
 	if err != nil {

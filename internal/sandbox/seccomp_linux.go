@@ -113,6 +113,10 @@ func unixFilter(k filterKey) (*unix.SockFprog, error) {
 	return f, nil
 }
 
+// seccompOn says whether Start installs the filter; a function field
+// so that BenchmarkSeccomp can compare it off in the same run.
+var seccompOn = func() bool { return Probe().Seccomp }
+
 // seccompSupported says whether this kernel can filter syscalls.
 func seccompSupported() bool { return seccomp.Supported() }
 
