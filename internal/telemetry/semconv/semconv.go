@@ -63,6 +63,11 @@ const (
 const (
 	ErrorType       = attribute.Key("error.type")
 	ProcessExitCode = attribute.Key("process.exit.code")
+	// The source a skill is fetched from (vcs registry): its URL, the
+	// ref asked for, the commit (or OCI digest) fetched.
+	VCSRepositoryURL   = attribute.Key("vcs.repository.url.full")
+	VCSRefHeadName     = attribute.Key("vcs.ref.head.name")
+	VCSRefHeadRevision = attribute.Key("vcs.ref.head.revision")
 	// AgentCommand is the CLI command path of a command span ("agent skill
 	// add"). AgentPluginStart, on execute_tool, says whether the call
 	// started its plugin ("cold") or found it running ("warm");
