@@ -26,13 +26,36 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 DIST      ?= dist
 LDFLAGS   := -s -w -X $(MOD)/cmd/agent/internal/cli.Version=$(VERSION) -X $(MOD)/cmd/agent/internal/cli.Commit=$(COMMIT)
 
-.PHONY: help build test test-portable reliability-portable cross release demo bench fuzz reliability proto lint clean tidy generate
+.PHONY: help build jaeger test test-portable reliability-portable cross release demo bench fuzz reliability proto lint clean tidy generate
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build bin/agent
 	$(GO) build -trimpath -o $(BIN) ./cmd/agent
+
+# Jaeger, the trace backend the tracing tests read spans back from
+# (cmd/agent/internal/cli/jaeger_linux_test.go), built once into a cache
+# outside the clone. `go install .../cmd/jaeger@VERSION` refuses it (its
+# go.mod has a replace directive), so it is built inside its own module
+# folder; the module cache is read-only, hence the copy. Cold, this downloads
+# about 1 GB of modules.
+JAEGER_VERSION := v1.76.0
+JAEGER ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/agent-ci/jaeger-$(JAEGER_VERSION)
+
+jaeger: ## build Jaeger v1.76.0, the backend TestJaeger reads traces from, once into ~/.cache/agent-ci (AGENT_JAEGER names another)
+	@if [ -x "$(JAEGER)" ]; then echo "$(JAEGER) is there"; else \
+	  set -e; \
+	  json=$$(GOWORK=off $(GO) mod download -json github.com/jaegertracing/jaeger@$(JAEGER_VERSION)) || { echo "$$json" >&2; exit 1; }; \
+	  dir=$$(echo "$$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p'); \
+	  test -n "$$dir" || { echo "go mod download github.com/jaegertracing/jaeger@$(JAEGER_VERSION) named no folder:" >&2; echo "$$json" >&2; exit 1; }; \
+	  tmp=$$(mktemp -d); trap 'chmod -R u+w "$$tmp"; rm -rf "$$tmp"' EXIT; \
+	  cp -R "$$dir" "$$tmp/src"; chmod -R u+w "$$tmp/src"; \
+	  mkdir -p "$$(dirname "$(JAEGER)")"; \
+	  echo "building Jaeger $(JAEGER_VERSION) into $(JAEGER)"; \
+	  (cd "$$tmp/src" && GOWORK=off GOFLAGS="$$GOFLAGS -mod=mod" $(GO) build -trimpath -o "$(JAEGER).tmp" ./cmd/jaeger); \
+	  mv "$(JAEGER).tmp" "$(JAEGER)"; \
+	fi
 
 # The per-package timeout catches a hang. It is long because the cli
 # package's scripts take ~15 min on a quiet 2-core machine and twice that

@@ -5,7 +5,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,20 +15,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/testutil/probe"
 )
-
-// serveOneByte accepts connections on l and answers each with one byte,
-// so that a client knows it reached this server.
-func serveOneByte(l net.Listener) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		c.Write([]byte("x"))
-		c.Close()
-	}
-}
 
 // TestPluginSandbox: a skill plugin runs confined to what its SKILL.md
 // declares (SPEC §8): undeclared, it reads no secret, writes nothing
@@ -50,42 +37,12 @@ func TestPluginSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	outside := t.TempDir()
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	go serveOneByte(tcp)
-	var lc net.ListenConfig
-	lc.SetMultipathTCP(true)
-	mptcp, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mptcp.Close()
-	go serveOneByte(mptcp)
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer udp.Close()
-	go func() {
-		b := make([]byte, 64)
-		for {
-			n, from, err := udp.ReadFrom(b)
-			if err != nil {
-				return
-			}
-			udp.WriteTo(b[:n], from)
-		}
-	}()
 	sock := filepath.Join(outside, "s.sock")
-	unixL, err := net.Listen("unix", sock)
+	srv, err := probe.Serve(sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unixL.Close()
-	go serveOneByte(unixL)
+	defer srv.Close()
 
 	h := newHost(t)
 	undeclared := tp()
@@ -106,16 +63,18 @@ func TestPluginSandbox(t *testing.T) {
 		{"write its temp folder", "tmp", "", "undeclared", true},
 		{"write outside", "write", filepath.Join(outside, "f"), "undeclared", false},
 		{"write a declared folder", "write", filepath.Join(outside, "f"), "declared", true},
-		{"tcp to the host's loopback", "tcp", tcp.Addr().String(), "undeclared", false},
-		{"tcp with network *", "tcp", tcp.Addr().String(), "declared", true},
-		{"mptcp to the host's loopback", "mptcp", mptcp.Addr().String(), "undeclared", false},
-		{"mptcp with network *", "mptcp", mptcp.Addr().String(), "declared", true},
-		{"udp to the host's loopback", "udp", udp.LocalAddr().String(), "undeclared", false},
-		{"udp with network *", "udp", udp.LocalAddr().String(), "declared", true},
-		{"its own loopback", "loopback", "", "undeclared", !st.UserNS},
+		{"tcp to the host's loopback", "tcp", srv.Addr("tcp"), "undeclared", false},
+		{"tcp with network *", "tcp", srv.Addr("tcp"), "declared", true},
+		{"mptcp to the host's loopback", "mptcp", srv.Addr("mptcp"), "undeclared", false},
+		{"mptcp with network *", "mptcp", srv.Addr("mptcp"), "declared", true},
+		{"udp to the host's loopback", "udp", srv.Addr("udp"), "undeclared", false},
+		{"udp with network *", "udp", srv.Addr("udp"), "declared", true},
+		// A plugin serves on a Unix socket, so the seccomp filter takes
+		// connect(2) from it rather than its AF_UNIX sockets.
+		{"its own loopback", "loopback", "", "undeclared", !st.UserNS && !st.Seccomp},
 		{"a unix socket outside, declared", "unix", sock, "declared", true},
 	}
-	if st.UnixPath {
+	if st.UnixPath || st.Seccomp {
 		tests = append(tests, struct {
 			name    string
 			op, arg string

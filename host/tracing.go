@@ -1,3 +1,5 @@
+//go:build !notrace
+
 package host
 
 import (
@@ -17,11 +19,18 @@ import (
 
 var tracer = otel.Tracer(semconv.Scope)
 
-// dialTracing is what every plugin connection dials with: otelgrpc's client
-// handler, which puts the call's trace context in the request metadata, and
-// an interceptor that hands the spans the plugin returns in the reply's
-// trailer (sdk.MetadataSpans) to this process's exporter as the skill's.
+// dialTracing is what every plugin connection dials with when this process
+// traces: otelgrpc's client handler, which puts the call's trace context in
+// the request metadata, and an interceptor that hands the spans the plugin
+// returns in the reply's trailer (sdk.MetadataSpans) to this process's
+// exporter as the skill's. With tracing off it is nothing: otelgrpc's
+// handlers cost every call a few allocations even under the no-op tracer
+// (docs/benchmarks.md), and without a traceparent in the metadata the
+// plugin adds none of its own (sdk.serverTracing).
 func dialTracing(skill string, warn func(string, ...any)) []grpc.DialOption {
+	if !telemetry.Enabled() {
+		return nil
+	}
 	return []grpc.DialOption{
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithFilter(sdk.TracedRPC))),
 		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {

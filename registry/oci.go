@@ -66,7 +66,15 @@ type sources struct {
 
 // Fetch fetches req and checks it against the signer policy
 // (verifySnapshot).
-func (s sources) Fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, error) {
+func (s sources) Fetch(ctx context.Context, req gitsrc.FetchRequest) (snap *gitsrc.Snapshot, err error) {
+	ctx, span := startFetchSpan(ctx, req.URL, req.Ref)
+	defer func() {
+		var commit string
+		if snap != nil {
+			commit = snap.Commit
+		}
+		endFetchSpan(span, commit, err)
+	}()
 	snap, a, err := s.fetch(ctx, req)
 	if err != nil {
 		return nil, err

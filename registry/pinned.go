@@ -18,7 +18,19 @@ func (s *Store) fetchRequest(url, ref, constraint string, progress io.Writer) gi
 // fetchPinned fetches exactly the commit e records (sync, rollback)
 // and checks that the server handed over that commit, not whatever a ref
 // of that name points to now.
+//
+// Under a signer policy, a pin that records the tag it came from is
+// fetched through that tag first: teams sign release tags more often than
+// commits, and a fetch by SHA sees only the commit's signature. The tag
+// counts only while it still names the pinned commit.
 func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*gitsrc.Snapshot, error) {
+	if e.Ref != "" && e.Ref != e.CommitSHA && !s.Signatures.Empty() {
+		req := s.fetchRequest(e.GitURL, e.Ref, "", progress)
+		req.Path = e.Subdir
+		if snap, err := s.git().Fetch(ctx, req); err == nil && snap.Kind == "tag" && snap.Commit == e.CommitSHA {
+			return snap, nil
+		}
+	}
 	req := s.fetchRequest(e.GitURL, e.CommitSHA, "", progress)
 	req.Path = e.Subdir
 	snap, err := s.git().Fetch(ctx, req)

@@ -207,3 +207,110 @@ func TestSignedGitTag(t *testing.T) {
 		t.Fatalf("Add from a local path of a signed commit: %v", err)
 	}
 }
+
+// TestSignedGitTagGPG signs tags and a commit with real gpg keys, as a
+// team that signs with GPG does, and adds them under a policy listing the
+// release key's armored public key (gpg --export --armor).
+func TestSignedGitTagGPG(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, signedSkill("gpgtagged"))
+	key := gittest.NewGPGKey(t, "Release <release@example.com>")
+	other := gittest.NewGPGKey(t, "Other <other@example.com>")
+	repo.GPGSign(t, key, "tag", "-s", "v1.0.0", "-m", "release 1.0.0")
+	repo.Commit(t, map[string]string{"scripts/greet.py": "print('hello 1.1')\n"}, "1.1")
+	repo.GPGSign(t, other, "tag", "-s", "v1.1.0", "-m", "release 1.1.0")
+	repo.Commit(t, map[string]string{"scripts/greet.py": "print('hello 1.2')\n"}, "1.2")
+	repo.AnnotatedTag(t, "v1.2.0", "unsigned")
+	repo.GPGSign(t, key, "commit", "-S", "--allow-empty", "-m", "signed commit")
+	url := gittest.ServeRepo(t, repo)
+
+	release, err := signing.ParseKey([]byte(key.Public))
+	if err != nil {
+		t.Fatalf("ParseKey of gpg --export --armor: %v", err)
+	}
+	if !release.PGP() {
+		t.Fatalf("ParseKey: %s is not an OpenPGP key", release)
+	}
+	tests := []struct {
+		name, ref string
+		want      error
+	}{
+		{"tag signed with the release key", "v1.0.0", nil},
+		{"tag signed with another key", "v1.1.0", signing.ErrUntrustedSigner},
+		{"unsigned tag and commit", "v1.2.0", signing.ErrUnsigned},
+		{"commit signed with the release key", "main", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := registry.NewStore(t.TempDir())
+			s.Signatures = policy(t, true, signing.Signer{Key: key.Public})
+			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: tc.ref}}, nil)
+			if tc.want != nil {
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("Add: %v, want %v", err, tc.want)
+				}
+				if es, _ := s.List(); len(es) != 0 {
+					t.Fatalf("a refused skill was installed: %+v", es)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !e.Trusted || !strings.Contains(e.Signer, release.Fingerprint) {
+				t.Fatalf("trusted %v, signer %q; want trusted, signed by %s", e.Trusted, e.Signer, key.Fingerprint)
+			}
+		})
+	}
+}
+
+// TestSyncSeesTheSignedTag locks a skill added from a tag an accepted key
+// signed (its commit unsigned, as teams that sign releases do) and syncs
+// it into a fresh home whose policy requires that key: sync must see the
+// tag's signature, not only the commit's.
+func TestSyncSeesTheSignedTag(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, signedSkill("synctag"))
+	key, pubLine := gittest.SSHKey(t, "release@example.com")
+	repo.SSHSign(t, key, "tag", "-s", "v1.0.0", "-m", "release 1.0.0")
+	url := gittest.ServeRepo(t, repo)
+	required := func(t *testing.T) *registry.Store {
+		s := registry.NewStore(t.TempDir())
+		s.Signatures = policy(t, true, signing.Signer{Key: pubLine})
+		return s
+	}
+	e, err := required(t).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: "v1.0.0"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := registry.NewLock([]registry.Entry{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("tag still names the commit", func(t *testing.T) {
+		s := required(t)
+		if _, err := s.Sync(ctx, l, registry.SyncRequest{}, nil); err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+		got, err := s.Get("synctag")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Trusted || got.Signer != e.Signer || got.CommitSHA != e.CommitSHA {
+			t.Fatalf("synced trusted %v signer %q commit %s; want trusted, %q, %s", got.Trusted, got.Signer, got.CommitSHA, e.Signer, e.CommitSHA)
+		}
+	})
+	t.Run("tag moved to an unsigned commit", func(t *testing.T) {
+		repo.Commit(t, map[string]string{"scripts/greet.py": "print('moved')\n"}, "moved")
+		repo.RunGit(t, "tag", "-f", "-a", "v1.0.0", "-m", "moved, unsigned")
+		s := required(t)
+		_, err := s.Sync(ctx, l, registry.SyncRequest{}, nil)
+		if !errors.Is(err, signing.ErrUnsigned) {
+			t.Fatalf("Sync: %v, want %v", err, signing.ErrUnsigned)
+		}
+		if es, _ := s.List(); len(es) != 0 {
+			t.Fatalf("a refused skill was installed: %+v", es)
+		}
+	})
+}

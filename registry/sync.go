@@ -189,7 +189,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	}
 	defer w.close()
 
-	snap, err := s.fetchPinned(ctx, Entry{Origin: Origin{GitURL: le.Source, CommitSHA: le.Commit}}, req.Progress)
+	snap, err := s.fetchPinned(ctx, Entry{Origin: Origin{GitURL: le.Source, CommitSHA: le.Commit, Ref: le.Ref}}, req.Progress)
 	if err != nil {
 		return err
 	}

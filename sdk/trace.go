@@ -54,11 +54,44 @@ func setupTracing() {
 }
 
 // serverTracing is the gRPC server option that continues the host's trace
-// in the plugin.
+// in the plugin. otelgrpc's handler runs only for a call whose metadata
+// carries a traceparent: a host that does not trace sends none (it dials
+// without otelgrpc), and its calls then cost nothing here.
 func serverTracing() grpc.ServerOption {
 	setupTracing()
-	return grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithFilter(TracedRPC)))
+	return grpc.StatsHandler(tracedOnly{otelgrpc.NewServerHandler(otelgrpc.WithFilter(TracedRPC))})
 }
+
+// tracedOnly hands inner the RPCs that came with a trace context.
+type tracedOnly struct{ inner stats.Handler }
+
+type tracedKey struct{}
+
+func (h tracedOnly) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if len(md.Get(traceparentKey)) == 0 {
+		return ctx
+	}
+	return h.inner.TagRPC(context.WithValue(ctx, tracedKey{}, true), info)
+}
+
+func (h tracedOnly) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if traced, _ := ctx.Value(tracedKey{}).(bool); traced {
+		h.inner.HandleRPC(ctx, s)
+	}
+}
+
+// Connections are not traced (otelgrpc's handler ignores them too), but
+// pass them on so that its connection bookkeeping stays whole.
+func (h tracedOnly) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
+	return h.inner.TagConn(ctx, info)
+}
+
+func (h tracedOnly) HandleConn(ctx context.Context, s stats.ConnStats) { h.inner.HandleConn(ctx, s) }
+
+// traceparentKey is the W3C header in gRPC metadata (lower case, as
+// metadata keys are).
+const traceparentKey = "traceparent"
 
 // TracedRPC reports whether a gRPC call gets spans: the skill's own
 // methods, not go-plugin's controller, broker and stdio streams, whose

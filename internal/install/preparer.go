@@ -115,7 +115,10 @@ func (in *Preparer) Prepare(ctx context.Context, s *registry.Staged) error {
 		if err := os.MkdirAll(filepath.Dir(s.PluginOut), 0o755); err != nil {
 			return fmt.Errorf("build plugin of %s: %w", m.Name, err)
 		}
-		if err := in.Build(ctx, m.Name, s.SkillDir, m.Plugin.Build, s.PluginOut); err != nil {
+		bctx, span := startStepSpan(ctx, "build", s.Canonical)
+		err := in.Build(bctx, m.Name, s.SkillDir, m.Plugin.Build, s.PluginOut)
+		endStepSpan(span, err)
+		if err != nil {
 			return fmt.Errorf("build plugin %s of %s: %w", m.Plugin.Build, m.Name, err)
 		}
 		bin = s.PluginOut
@@ -136,6 +139,7 @@ func (in *Preparer) Prepare(ctx context.Context, s *registry.Staged) error {
 	defer cancel()
 	env := host.FilterEnv(in.Environ(), m.Permissions.Env, in.PassEnv)
 	declared := sandbox.Declared(m.Permissions.FS.Read, m.Permissions.FS.Write, m.Permissions.Network, sandbox.Home(env), in.Workspace, "")
+	dctx, span := startStepSpan(dctx, "describe", s.Canonical)
 	infos, err := in.Describe(dctx, host.Plugin{
 		Name:    s.Canonical,
 		Path:    bin,
@@ -144,6 +148,7 @@ func (in *Preparer) Prepare(ctx context.Context, s *registry.Staged) error {
 		Dir:     s.SkillDir,
 		Sandbox: &declared,
 	})
+	endStepSpan(span, err)
 	if err != nil {
 		if perr := protocolMismatch(err, bin); perr != nil {
 			return fmt.Errorf("describe plugin of %s: %w", m.Name, perr)

@@ -156,8 +156,14 @@ type session struct {
 // to it over stdio (CommandTransport).
 func connect(t testing.TB, home string, opts *sdkmcp.ClientOptions, args ...string) *session {
 	t.Helper()
+	return connectEnv(t, home, nil, opts, args...)
+}
+
+// connectEnv is connect with more environment for the server.
+func connectEnv(t testing.TB, home string, extraEnv []string, opts *sdkmcp.ClientOptions, args ...string) *session {
+	t.Helper()
 	cmd := exec.Command(agentBin, append([]string{"mcp"}, args...)...)
-	cmd.Env = env(home)
+	cmd.Env = env(home, extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr := &lockedWriter{}
 	cmd.Stderr = stderr

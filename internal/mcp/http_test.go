@@ -30,8 +30,14 @@ func httpServer(t *testing.T, home string, args ...string) (url string, stderr *
 // startHTTP is httpServer that also returns the server's process.
 func startHTTP(t *testing.T, home string, args ...string) (url string, stderr *lockedWriter, cmd *exec.Cmd) {
 	t.Helper()
+	return startHTTPEnv(t, home, nil, args...)
+}
+
+// startHTTPEnv is startHTTP with more environment for the server.
+func startHTTPEnv(t *testing.T, home string, extraEnv []string, args ...string) (url string, stderr *lockedWriter, cmd *exec.Cmd) {
+	t.Helper()
 	cmd = exec.Command(agentBin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
-	cmd.Env = env(home)
+	cmd.Env = env(home, extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, err := cmd.StderrPipe()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentskills/agent/internal/disclosure"
+	"github.com/agentskills/agent/internal/telemetry"
 	"github.com/agentskills/agent/internal/workspace"
 )
 
@@ -140,6 +141,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	})
 	s.registerSkillsMethods()
 	s.srv.AddReceivingMiddleware(s.lists.middleware)
+	if telemetry.Enabled() {
+		s.srv.AddReceivingMiddleware(traceRequests) // outermost: cached lists get spans too
+	}
 	s.swap(ws)
 	return s, nil
 }

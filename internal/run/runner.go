@@ -227,8 +227,18 @@ const finalAsk = "All todos are done. Write the final result of the task for the
 
 // loop runs one run (the coordinator or a delegated one) from cp to its
 // end: its result, its final status, and an error for every status but
-// completed.
+// completed. The run is an invoke_agent span; its model calls and tool
+// calls are children.
 func (r *runner) loop(ctx context.Context, rs *RunSetting, cp *Checkpoint) (string, string, error) {
+	ctx, span := startAgentSpan(ctx, rs, r.model.Name())
+	before := cp.Usage
+	result, status, err := r.steps(ctx, rs, cp)
+	used := Usage{InputTokens: cp.Usage.InputTokens - before.InputTokens, OutputTokens: cp.Usage.OutputTokens - before.OutputTokens}
+	endAgentSpan(span, used, status, err)
+	return result, status, err
+}
+
+func (r *runner) steps(ctx context.Context, rs *RunSetting, cp *Checkpoint) (string, string, error) {
 	tools := r.toolSpecs(rs.AllowedTools)
 	system := r.systemPrompt(rs)
 	replayed := cp.Status == StatusCallingTools
@@ -265,9 +275,11 @@ func (r *runner) loop(ctx context.Context, rs *RunSetting, cp *Checkpoint) (stri
 				return "", StatusMaxSteps, fmt.Errorf("%w (%d steps)", ErrMaxSteps, r.job.MaxSteps)
 			}
 		}
-		reply, err := r.model.Turn(ctx, Request{System: system, Messages: cp.Messages, Tools: tools}, func(s string) {
+		chatCtx, chat := startChatSpan(ctx, r.model.Name())
+		reply, err := r.model.Turn(chatCtx, Request{System: system, Messages: cp.Messages, Tools: tools}, func(s string) {
 			r.emit(Event{Type: TypeText, RunID: rs.RunID, Step: step, Text: s})
 		})
+		endChatSpan(chat, reply, err)
 		if err != nil {
 			if ctx.Err() != nil {
 				r.emit(Event{Type: TypeInterrupt, RunID: rs.RunID, Step: step})

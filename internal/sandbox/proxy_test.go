@@ -3,52 +3,13 @@
 package sandbox
 
 import (
-	"bufio"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
-
-// viaProxy asks the proxy named by HTTPS_PROXY for a tunnel to target
-// and, when it opens one, GETs / through it: the child's side of
-// TestProxy. It fails unless the server answered 200.
-func viaProxy(target string) error {
-	u, err := url.Parse(os.Getenv("HTTPS_PROXY"))
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("no proxy in HTTPS_PROXY (%q)", os.Getenv("HTTPS_PROXY"))
-	}
-	c, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("CONNECT %s: %s", target, resp.Status)
-	}
-	fmt.Fprintf(c, "GET /through HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target)
-	resp, err = http.ReadResponse(br, nil)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET through the tunnel: %s", resp.Status)
-	}
-	return nil
-}
 
 // TestProxy: a declared host:port is reached through the proxy, and
 // only it; nothing is reached directly.

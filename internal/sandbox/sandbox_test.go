@@ -5,7 +5,6 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	testprobe "github.com/agentskills/agent/internal/testutil/probe"
 )
 
 // TestMain doubles as the sandboxed program: with SANDBOX_HELPER=op it
@@ -30,74 +30,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// helper is testprobe.Try, and signal, which only this package's tests try.
 func helper(op, arg string) error {
-	switch op {
-	case "read":
-		_, err := os.ReadFile(arg)
-		return err
-	case "write":
-		return os.WriteFile(arg, []byte("x"), 0o644)
-	case "tcp", "mptcp", "unix":
-		d := net.Dialer{Timeout: 2 * time.Second}
-		d.SetMultipathTCP(op == "mptcp")
-		network := "tcp"
-		if op == "unix" {
-			network = "unix"
-		}
-		c, err := d.Dial(network, arg)
-		if err != nil {
-			return err
-		}
-		_, err = c.Write([]byte("hello\n"))
-		c.Close()
-		return err
-	case "udp":
-		c, err := net.Dial("udp", arg)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		// A datagram is sent even where nobody can hear it (the child's
-		// own loopback): the host's echo is the proof it arrived.
-		if _, err := c.Write([]byte("hello\n")); err != nil {
-			return err
-		}
-		c.SetReadDeadline(time.Now().Add(2 * time.Second))
-		_, err = c.Read(make([]byte, 16))
-		return err
-	case "loopback":
-		// A server and a client on the child's own 127.0.0.1.
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		defer l.Close()
-		go func() {
-			if c, err := l.Accept(); err == nil {
-				c.Write([]byte("x"))
-				c.Close()
-			}
-		}()
-		c, err := net.DialTimeout("tcp", l.Addr().String(), 2*time.Second)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_, err = c.Read(make([]byte, 1))
-		return err
-	case "proxy":
-		return viaProxy(arg)
-	case "signal":
+	if op == "signal" {
 		var pid int
 		fmt.Sscan(arg, &pid)
 		return syscall.Kill(pid, syscall.SIGUSR1)
 	}
-	return fmt.Errorf("unknown op %s", op)
+	return testprobe.Try(op, arg)
 }
 
 // self is a copy of the test binary that anyone may read and run, in a
 // folder of its own, so that a policy can grant it without granting /tmp.
-func self(t *testing.T) (bin, dir string) {
+func self(t testing.TB) (bin, dir string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sandbox-bin")
 	if err != nil {
@@ -153,66 +98,12 @@ func TestPolicy(t *testing.T) {
 	tmp := t.TempDir()
 	outside := t.TempDir()
 
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	go func() {
-		for {
-			c, err := tcp.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	var lc net.ListenConfig
-	lc.SetMultipathTCP(true)
-	mptcp, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mptcp.Close()
-	go func() {
-		for {
-			c, err := mptcp.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer udp.Close()
-	go func() {
-		b := make([]byte, 64)
-		for {
-			n, from, err := udp.ReadFrom(b)
-			if err != nil {
-				return
-			}
-			udp.WriteTo(b[:n], from)
-		}
-	}()
 	sock := filepath.Join(outside, "s.sock")
-	unixL, err := net.Listen("unix", sock)
+	srv, err := testprobe.Serve(sock, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unixL.Close()
-	go func() {
-		for {
-			c, err := unixL.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	defer srv.Close()
 
 	base := Policy{Read: append([]string{binDir}, SystemLibs...), Write: []string{tmp}}
 	declare := func(f func(*Policy)) Policy {
@@ -238,25 +129,30 @@ func TestPolicy(t *testing.T) {
 		{"write the temp folder", "write", filepath.Join(tmp, "f"), base, true},
 		{"write outside", "write", filepath.Join(outside, "f"), base, false},
 		{"write a declared folder", "write", filepath.Join(outside, "f"), declare(func(p *Policy) { p.Write = append(p.Write, outside) }), true},
-		{"tcp to loopback", "tcp", tcp.Addr().String(), base, false},
-		{"tcp with network *", "tcp", tcp.Addr().String(), all, true},
-		{"mptcp to loopback", "mptcp", mptcp.Addr().String(), base, false},
-		{"mptcp with network *", "mptcp", mptcp.Addr().String(), all, true},
-		{"udp to loopback", "udp", udp.LocalAddr().String(), base, false},
-		{"udp with network *", "udp", udp.LocalAddr().String(), all, true},
+		{"tcp to loopback", "tcp", srv.Addr("tcp"), base, false},
+		{"tcp with network *", "tcp", srv.Addr("tcp"), all, true},
+		{"mptcp to loopback", "mptcp", srv.Addr("mptcp"), base, false},
+		{"mptcp with network *", "mptcp", srv.Addr("mptcp"), all, true},
+		{"udp to loopback", "udp", srv.Addr("udp"), base, false},
+		{"udp with network *", "udp", srv.Addr("udp"), all, true},
 		{"signal the host", "signal", fmt.Sprint(os.Getpid()), all, !s.ScopeIPC},
 		// Its own loopback is up where the starting thread can make the
 		// namespace (root); an unprivileged start clones it with lo down.
 		{"its own loopback", "loopback", "", base, !s.UserNS},
 		{"loopback with network *", "loopback", "", all, true},
 	}
-	if s.UnixPath {
-		tests = append(tests, struct {
+	if s.UnixPath || s.Seccomp {
+		type tc = struct {
 			name    string
 			op, arg string
 			p       Policy
 			want    bool
-		}{"unix socket outside", "unix", sock, base, false})
+		}
+		serves := declare(func(p *Policy) { p.Serves = true })
+		tests = append(tests,
+			tc{"unix socket outside", "unix", sock, base, false},
+			tc{"unix socket outside, serving", "unix", sock, serves, false},
+			tc{"unix socket with network *", "unix", sock, all, true})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -128,3 +128,10 @@ func attrsOf(kvs []*commonpb.KeyValue) []attribute.KeyValue {
 	}
 	return out
 }
+
+// Enabled reports whether this process records and exports spans: Start
+// found an exporter in the environment and its Provider is not shut down.
+// Code that would do work only for tracing (an MCP request's span, a
+// plugin connection's gRPC stats handlers) asks this first, so that
+// tracing off costs a load.
+func Enabled() bool { return exporting.Load() != nil }

@@ -272,6 +272,12 @@ func normaliseArgs(name string, raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return json.RawMessage("{}"), nil
 	}
+	// An object is passed on as it is: checking it is cheaper than
+	// decoding it, and this runs on every call. Decoding is only for the
+	// error's wording.
+	if raw[0] == '{' && json.Valid(raw) {
+		return raw, nil
+	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		why := "it is not a JSON object"

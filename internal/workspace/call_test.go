@@ -15,13 +15,20 @@ import (
 )
 
 // FuzzNormaliseArgs: any argument bytes are either a JSON object handed on
-// as given, or refused with an error that says to send an object.
+// as given, or refused with an error that says to send an object; and
+// exactly the bytes that decode as an object (or nothing, or null) pass.
 func FuzzNormaliseArgs(f *testing.F) {
-	for _, seed := range []string{"", "{}", `{"a":1}`, "[1]", "null", "{", " \n{\"x\":[1,2,{}]}\t", `"str"`, "-"} {
+	for _, seed := range []string{"", "{}", `{"a":1}`, "[1]", "null", "{", " \n{\"x\":[1,2,{}]}\t", `"str"`, "-", `{"a":1}x`, `{"a":1}{}`, "{\"\xff\":1}"} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		got, err := normaliseArgs("tool", raw)
+		trimmed := strings.TrimSpace(string(raw))
+		var decoded map[string]json.RawMessage
+		object := json.Unmarshal([]byte(trimmed), &decoded) == nil && decoded != nil
+		if want := trimmed == "" || trimmed == "null" || object; (err == nil) != want {
+			t.Fatalf("normaliseArgs(%q) error %v; want accepted %v", raw, err, want)
+		}
 		if err != nil {
 			if !strings.Contains(err.Error(), "must be a JSON object") {
 				t.Fatalf("normaliseArgs(%q) error %q does not say what to send", raw, err)

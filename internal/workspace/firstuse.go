@@ -89,6 +89,14 @@ func (ws *Workspace) beforeInvoke(ctx context.Context, t *ToolRef, args json.Raw
 		}
 		return ws.checkSkill(as, true)
 	case t.Plugin != "":
+		// t.Skill is canonical: a checked plugin needs no skill lookup
+		// (which validates the name again) on every call.
+		ws.checkMu.Lock()
+		done := ws.checked[t.Skill]
+		ws.checkMu.Unlock()
+		if done {
+			return nil
+		}
 		as := ws.Skill(t.Skill)
 		if as == nil {
 			return nil

@@ -5,7 +5,6 @@ package exec
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,46 +14,8 @@ import (
 	"testing"
 
 	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/testutil/probe"
 )
-
-// probePy tries each thing it is asked to and prints what the kernel let
-// it do.
-const probePy = `import json, os, socket, sys
-out = {}
-def tcp(addr, proto=0):
-    h, p = addr.rsplit(":", 1)
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
-    s.settimeout(2)
-    s.connect((h, int(p)))
-    s.close()
-def udp(addr):
-    h, p = addr.rsplit(":", 1)
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.sendto(b"x", (h, int(p)))
-def unix(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)
-ops = {
-    "read": lambda a: open(a).read(),
-    "list": lambda a: os.listdir(a),
-    "write": lambda a: open(a, "w").write("x"),
-    "tmp": lambda a: open(os.path.join(os.environ["TMPDIR"], "f"), "w").write("x"),
-    "tcp": tcp,
-    "mptcp": lambda a: tcp(a, 262),
-    "udp": udp,
-    "unix": unix,
-}
-for arg in sys.argv[1:]:
-    if arg == "--json":
-        continue
-    op, _, target = arg.partition("=")
-    try:
-        ops[op](target)
-        out[arg] = "allowed"
-    except Exception as e:
-        out[arg] = "denied: " + type(e).__name__
-print(json.dumps(out))
-`
 
 func TestScriptSandbox(t *testing.T) {
 	st := sandbox.Probe()
@@ -67,40 +28,39 @@ func TestScriptSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	outside := t.TempDir()
-	tcpL, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := probe.Serve(filepath.Join(outside, "s.sock"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tcpL.Close()
-	go func() {
-		for {
-			c, err := tcpL.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	args := []string{"read=" + secret, "list=" + secretDir, "write=" + filepath.Join(outside, "f"), "tmp=", "tcp=" + tcpL.Addr().String()}
+	defer srv.Close()
+	args := []string{"read=" + secret, "list=" + secretDir, "write=" + filepath.Join(outside, "f"), "tmp=", "tcp=" + srv.Addr("tcp"), "unix=" + srv.Addr("unix")}
+	// A pathname Unix socket outside the folder: Landlock ABI 9 or the
+	// seccomp filter (no AF_UNIX socket for a script) denies it.
+	unixWant := "allowed"
+	if st.UnixPath || st.Seccomp {
+		unixWant = "denied"
+	}
 	tests := []struct {
 		name string
 		mod  func(*Skill)
 		want map[string]string
+		unix int64 // connections the Unix socket's server counts
 	}{
 		{"undeclared", func(*Skill) {}, map[string]string{
-			args[0]: "denied", args[1]: "denied", args[2]: "denied", args[3]: "allowed", args[4]: "denied",
-		}},
+			args[0]: "denied", args[1]: "denied", args[2]: "denied", args[3]: "allowed", args[4]: "denied", args[5]: unixWant,
+		}, map[string]int64{"allowed": 1, "denied": 0}[unixWant]},
 		{"declared", func(s *Skill) {
 			s.FSRead = []string{secretDir}
 			s.FSWrite = []string{outside}
 			s.Network = []string{"*"}
 		}, map[string]string{
-			args[0]: "allowed", args[1]: "allowed", args[2]: "allowed", args[3]: "allowed", args[4]: "allowed",
-		}},
+			args[0]: "allowed", args[1]: "allowed", args[2]: "allowed", args[3]: "allowed", args[4]: "allowed", args[5]: "allowed",
+		}, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tb := newTestbed(t, map[string]string{"probe.py": probePy}, withSkill(tc.mod), configOption(func(c *Config) { c.NoSandbox = false }))
+			before := srv.Hits("unix")
+			tb := newTestbed(t, map[string]string{"probe.py": probe.Python}, withSkill(tc.mod), configOption(func(c *Config) { c.NoSandbox = false }))
 			res, e := tb.run(map[string]any{"script_name": "probe", "args": args})
 			if e != nil {
 				t.Fatalf("script_run: %v", e)
@@ -113,6 +73,9 @@ func TestScriptSandbox(t *testing.T) {
 				if g := got[k]; len(g) < len(want) || g[:len(want)] != want {
 					t.Errorf("%s: %s, want %s", k, g, want)
 				}
+			}
+			if n := srv.Hits("unix") - before; n != tc.unix {
+				t.Errorf("the Unix socket's server counted %d connections, want %d", n, tc.unix)
 			}
 		})
 	}

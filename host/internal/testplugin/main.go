@@ -79,7 +79,7 @@ func skill() sdk.Skill {
 			}
 			return echoOut{Text: in.Text}, nil
 		}),
-		probe(),
+		probeTool(),
 		sdk.NewTool("panic", "Panic.", func(context.Context, empty) (string, error) {
 			panic("testplugin: panic on request")
 		}),

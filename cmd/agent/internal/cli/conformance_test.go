@@ -23,10 +23,11 @@ import (
 )
 
 // conformanceFloor is the deadline floor of every call in the conformance
-// test: short, so that the deadline case takes a second, and below the
-// script limit, so that the long script shows the script term of the
-// policy.
-const conformanceFloor = time.Second
+// test: short, so that the deadline case takes seconds, not minutes; long
+// enough for a cold plugin start on a loaded machine (1 s was not, under
+// load 16); and below the script limit, so that slow.py, which sleeps
+// past it, shows the script term of the policy.
+const conformanceFloor = 10 * time.Second
 
 var conformanceSkills = map[string]string{
 	"skills/probe/SKILL.md": `---
@@ -67,7 +68,7 @@ func main() {
 }
 `,
 	// Sleeps past the call floor, within its own script limit.
-	"skills/probe/scripts/slow.py": "\"\"\"Sleep, then answer. Usage: slow.py\"\"\"\nimport time\ntime.sleep(2.5)\nprint('{\"slept\": true}')\n",
+	"skills/probe/scripts/slow.py": "\"\"\"Sleep, then answer. Usage: slow.py\"\"\"\nimport time\ntime.sleep(11)\nprint('{\"slept\": true}')\n",
 	"skills/bent/SKILL.md":         "---\nname: bent\ndescription: A skill whose script is changed after install.\n---\nRun hi.\n",
 	"skills/bent/scripts/hi.py":    "\"\"\"Say hi. Usage: hi.py\"\"\"\nprint('{\"hi\": true}')\n",
 	"skills/forky/SKILL.md":        "---\nname: forky\ndescription: Runs in a sub-agent that may only echo.\ncontext: fork\nallowed-tools: [echo]\n---\nEcho $ARGUMENTS.\n",
