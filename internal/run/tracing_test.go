@@ -25,7 +25,11 @@ func TestRunSpans(t *testing.T) {
 		tools(call("use_skill", `{"skill":"summarize","args":"the long text"}`)), // coordinator
 		tools(call("attempt_completion", `{}`)),                                  // delegated
 		text("a short summary"),                                                  // delegated result
-		tools(call("todo", `{"add":["x"]}`), call("todo", `{"done":["x"]}`)),     // coordinator, a plugin
+		// Two plugin calls in one step. act runs them concurrently, so
+		// they must not depend on each other's order: an add and a done of
+		// one item in two calls left it open when the done ran first, and
+		// attempt_completion then asked the model once more.
+		tools(call("todo", `{"add":["x"],"done":["x"]}`), call("todo", `{}`)), // coordinator, a plugin
 		tools(call("attempt_completion", `{}`)),
 		text("done"),
 	)
