@@ -607,6 +607,7 @@ func (h *Host) confine(p Plugin, goPluginEnv []string) (*sandbox.Policy, string,
 		Write:   append([]string{tmp}, p.Sandbox.Write...),
 		Move:    p.Sandbox.Move,
 		Network: p.Sandbox.Network,
+		Serves:  true,
 	}
 	if p.Dir != "" {
 		pol.Read = append(pol.Read, p.Dir)

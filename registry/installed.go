@@ -29,14 +29,13 @@ func LoadInstalled(e Entry) (*manifest.Manifest, []manifest.Problem, error) {
 	if e.ManifestSHA256 == "" {
 		return gitsrc.LoadManifest(e.Path)
 	}
-	file := filepath.Join(e.Path, manifest.ManifestFile)
-	data, got, err := readAndHash(e)
+	data, file, got, err := readAndHash(e)
 	if err != nil || got != e.ManifestSHA256 {
 		// A killed update on a file system without RENAME_EXCHANGE may
 		// even have left no folder: recovery puts the old one back.
 		if fresh, ok := recheck(e); ok {
 			e = fresh
-			data, got, err = readAndHash(e)
+			data, file, got, err = readAndHash(e)
 		}
 	}
 	if err != nil {
@@ -55,17 +54,18 @@ func LoadInstalled(e Entry) (*manifest.Manifest, []manifest.Problem, error) {
 	return manifest.ParseManifest(file, data)
 }
 
-func readAndHash(e Entry) ([]byte, string, error) {
-	data, _, err := gitsrc.ReadManifest(e.Path)
+// readAndHash reads e's manifest; file is its path.
+func readAndHash(e Entry) (data []byte, file, sum string, err error) {
+	data, file, err = gitsrc.ReadManifest(e.Path)
 	if err != nil {
 		var me *manifest.ManifestError
 		if errors.As(err, &me) {
-			return nil, "", err
+			return nil, file, "", err
 		}
-		return nil, "", fmt.Errorf("load %s: %w", e.Canonical, err)
+		return nil, file, "", fmt.Errorf("load %s: %w", e.Canonical, err)
 	}
-	sum := sha256.Sum256(data)
-	return data, hex.EncodeToString(sum[:]), nil
+	h := sha256.Sum256(data)
+	return data, file, hex.EncodeToString(h[:]), nil
 }
 
 // recheck returns e as the registry records it now, after waiting for any

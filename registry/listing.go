@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -68,11 +69,29 @@ func NewListing(dir string, m *manifest.Manifest, warnings []manifest.Problem, r
 	return l, nil
 }
 
-// ManifestFingerprint is "size:mtime_ns:inode" of dir/SKILL.md, from one
-// lstat: no file is opened.
+// manifestStat lstats a folder's manifest as manifest.FindName finds it:
+// SKILL.md, and skill.md only when there is no SKILL.md (one more lstat,
+// for those skills alone). stat lstats a name in the folder. Whatever is
+// not a regular file fails the fingerprint, and the caller parses the
+// manifest through manifest.FindFile, which says what is wrong.
+func manifestStat(stat func(name string) (fileStat, error)) (fileStat, error) {
+	var st fileStat
+	var err error
+	manifest.FindName(func(name string) bool {
+		st, err = stat(name)
+		return err == nil
+	})
+	return st, err
+}
+
+// ManifestFingerprint is "size:mtime_ns:inode" of dir's SKILL.md (or
+// skill.md), from one lstat: no file is opened.
 func ManifestFingerprint(dir string) (string, error) {
 	p := filepath.Join(dir, manifest.ManifestFile)
-	st, err := lstatPath(p)
+	st, err := manifestStat(func(name string) (fileStat, error) {
+		p = filepath.Join(dir, name)
+		return lstatPath(p)
+	})
 	if err != nil {
 		return "", err
 	}
@@ -106,7 +125,7 @@ func (e *Entry) Indexed() (*manifest.Manifest, bool) {
 	if e.Listing == nil || e.Path == "" {
 		return nil, false
 	}
-	st, err := lstatPath(filepath.Join(e.Path, manifest.ManifestFile))
+	st, err := manifestStat(func(name string) (fileStat, error) { return lstatPath(filepath.Join(e.Path, name)) })
 	if err != nil {
 		return nil, false
 	}
@@ -157,9 +176,14 @@ func (l *Listings) Indexed(e *Entry) (*manifest.Manifest, bool) {
 		return e.Indexed()
 	}
 	var buf [256]byte
-	rel := append(append(append(buf[:0], e.Path[len(l.dir)+1:]...), filepath.Separator), manifest.ManifestFile...)
-	st, ok := lstatAt(l.fd, string(rel))
-	if !ok {
+	st, err := manifestStat(func(name string) (fileStat, error) {
+		rel := append(append(append(buf[:0], e.Path[len(l.dir)+1:]...), filepath.Separator), name...)
+		if st, ok := lstatAt(l.fd, string(rel)); ok {
+			return st, nil
+		}
+		return fileStat{}, fs.ErrNotExist
+	})
+	if err != nil {
 		return nil, false
 	}
 	return e.indexed(&st)

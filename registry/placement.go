@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -28,6 +29,9 @@ type Placement struct {
 	// first; they are removed with it when left empty.
 	Made []string `json:"made,omitempty"`
 }
+
+// SkillDir is the folder the placement puts the skill named canonical in.
+func (p Placement) SkillDir(canonical string) string { return filepath.Join(p.Dir, canonical) }
 
 // LockPlacement is a placement in skills.lock: where, for whom, how.
 type LockPlacement struct {

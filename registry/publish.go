@@ -39,7 +39,7 @@ func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, err
 	if err != nil {
 		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
 	}
-	m, _, err := gitsrc.LoadManifestAs(dir, manifest.ManifestFile)
+	m, _, err := gitsrc.LoadManifestAs(dir, "")
 	if err != nil {
 		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
 	}
@@ -89,7 +89,7 @@ func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, err
 
 // publishDir is the folder of a skill folder path or an installed name.
 func (s *Store) publishDir(skill string) (string, error) {
-	if fi, err := os.Stat(filepath.Join(skill, manifest.ManifestFile)); err == nil && fi.Mode().IsRegular() {
+	if fi, err := os.Stat(gitsrc.ManifestPath(skill)); err == nil && fi.Mode().IsRegular() {
 		return filepath.Abs(skill)
 	}
 	e, err := s.Get(skill)

@@ -208,7 +208,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	if le.Hash != "" && got != le.Hash {
 		return hashMismatch(le, got)
 	}
-	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(filepath.Join(le.Path, manifest.ManifestFile)))
+	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(le.Path))
 	if err != nil {
 		return err
 	}

@@ -143,7 +143,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		return res, fmt.Errorf("read %s at %s: %w", e.GitURL, gitsrc.Short(newSHA), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(e.Subdir))
-	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(filepath.Join(e.Subdir, manifest.ManifestFile)))
+	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(e.Subdir))
 	if err != nil {
 		return res, err
 	}

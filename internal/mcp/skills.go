@@ -159,7 +159,11 @@ func skillEntryOf(tree *skillTree, digests func() (map[string]string, error)) (*
 		return nil, err
 	}
 	defer root.Close()
-	md, err := root.ReadFile("SKILL.md")
+	name := workspace.ManifestName(func(n string) bool { return slices.Contains(tree.files, n) })
+	if name == "" {
+		return nil, fmt.Errorf("it has no SKILL.md")
+	}
+	md, err := root.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +178,7 @@ func skillEntryOf(tree *skillTree, digests func() (map[string]string, error)) (*
 	if err != nil {
 		return nil, err
 	}
-	e := &skillEntry{URI: ResourceURI(tree.name, "SKILL.md"), Frontmatter: fm}
+	e := &skillEntry{URI: ResourceURI(tree.name, name), Frontmatter: fm}
 	var total int64
 	for _, rel := range tree.files {
 		sum, ok := sums[rel]

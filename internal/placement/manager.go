@@ -39,7 +39,7 @@ func (m *Manager) notef(format string, args ...any) {
 
 // Path is where a placement puts the skill.
 func Path(e registry.Entry, p registry.Placement) string {
-	return filepath.Join(p.Dir, e.Canonical)
+	return p.SkillDir(e.Canonical)
 }
 
 // Add records placements of e for agents (user folders when global is

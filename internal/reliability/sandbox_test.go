@@ -92,7 +92,7 @@ type attempt struct {
 // The outcomes counted apart from "denied undeclared, allowed declared".
 const (
 	whyTemp    = "its own temp folder, always writable"
-	whyUnixGap = "pathname Unix socket reachable undeclared (kernel gap: Landlock ABI < 9; agent check says so)"
+	whyUnixGap = "pathname Unix socket reachable undeclared (kernel gap: Landlock ABI < 9 and no seccomp; agent check says so)"
 	whyScoped  = "abstract Unix socket denied although network is * (Landlock scope: no declaration grants it)"
 	whyNoProxy = "declared host:port unreachable (unprivileged: no proxy; agent check says so)"
 )
@@ -208,7 +208,7 @@ func TestReliabilitySandbox(t *testing.T) {
 				attempt{sk, "tcp to the host's loopback", "tcp", srv.Addr("tcp"), open, nil, ""},
 				attempt{sk, "mptcp to the host's loopback", "mptcp", srv.Addr("mptcp"), open, nil, ""},
 				attempt{sk, "udp to the host's loopback", "udp", srv.Addr("udp"), open, nil, ""},
-				attempt{sk, "a Unix socket outside its folder", "unix", srv.Addr("unix"), open || !st.UnixPath, nil, ""},
+				attempt{sk, "a Unix socket outside its folder", "unix", srv.Addr("unix"), open || !(st.UnixPath || st.Seccomp), nil, ""},
 				attempt{sk, "an abstract Unix socket", "unix", srv.Addr("abstract"), false, nil, ""},
 			)
 		}
@@ -221,7 +221,7 @@ func TestReliabilitySandbox(t *testing.T) {
 				a.watch = moved(a.op)
 			case a.arg == srv.Addr("unix"):
 				a.watch = moved("unix")
-				if a.skill == "sealed" && !st.UnixPath {
+				if a.skill == "sealed" && !(st.UnixPath || st.Seccomp) {
 					a.why = whyUnixGap
 				}
 			case a.arg == srv.Addr("abstract"):

@@ -22,6 +22,9 @@
 //     entries are reached through an HTTP proxy (CONNECT) of the host
 //     that admits only them, listening inside the child's namespace and
 //     named by HTTP(S)_PROXY in its environment (root only).
+//   - Pathname Unix sockets, for code without the host's network, by a
+//     seccomp filter on the same thread (Landlock restricts them only
+//     from ABI 9): see seccomp_linux.go.
 //
 // The package is a leaf: it imports nothing of the project.
 package sandbox

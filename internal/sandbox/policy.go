@@ -20,6 +20,11 @@ type Policy struct {
 	// by HTTP(S)_PROXY in the child's environment (as root: see
 	// docs/design.md).
 	Network []string
+	// Serves is set for a child that listens on a Unix socket of its
+	// own (a go-plugin plugin): without the host's network it keeps
+	// AF_UNIX stream sockets and loses connect(2) instead (see
+	// seccomp_linux.go).
+	Serves bool
 }
 
 // SystemLibs are what every dynamically linked program needs to start:

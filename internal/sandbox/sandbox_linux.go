@@ -26,6 +26,7 @@ type Status struct {
 	ScopeIPC bool // signals and abstract Unix sockets scoped (ABI 6)
 	UnixPath bool // pathname Unix sockets restricted (ABI 9)
 	UDP      bool // UDP restricted by Landlock itself (ABI 10)
+	Seccomp  bool // a seccomp filter denies pathname Unix sockets
 }
 
 // Probe reports the kernel's features, once per process, without
@@ -42,6 +43,7 @@ var probe = sync.OnceValue(func() Status {
 		s.ABI = v
 	}
 	s.ScopeIPC, s.UnixPath, s.UDP = s.ABI >= 6, s.ABI >= 9, s.ABI >= 10
+	s.Seccomp = seccompSupported()
 	s.UserNS = os.Geteuid() != 0
 	if s.UserNS {
 		s.NetNS = userNSAllowed()
@@ -120,8 +122,8 @@ func (s Status) Lines() []string {
 	if s.ABI > 0 && !s.ScopeIPC {
 		out = append(out, fmt.Sprintf("signals and abstract Unix sockets: not scoped (Landlock ABI %d; 6 has scopes)", s.ABI))
 	}
-	if s.ABI > 0 && !s.UnixPath {
-		out = append(out, fmt.Sprintf("pathname Unix sockets: reachable by sandboxed code (Landlock ABI %d; 9 restricts them)", s.ABI))
+	if !s.UnixPath && !s.Seccomp {
+		out = append(out, fmt.Sprintf("pathname Unix sockets: reachable by sandboxed code (no seccomp here, and Landlock ABI %d; 9 restricts them)", s.ABI))
 	}
 	return out
 }
@@ -220,6 +222,18 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 	if p.HostNetwork() || !threadNet {
 		hosts = nil
 	}
+	// Code without the host's network also loses pathname Unix
+	// sockets, by a seccomp filter (Landlock restricts them from ABI 9).
+	var filter *unix.SockFprog
+	if !p.HostNetwork() && seccompOn() {
+		filter, err = unixFilter(filterKey{serves: p.Serves, proxied: len(hosts) > 0})
+		if err != nil {
+			if fd >= 0 {
+				_ = unix.Close(fd)
+			}
+			return nil, err
+		}
+	}
 	var px *proxy
 	started := make(chan error, 1)
 	done := make(chan struct{})
@@ -250,6 +264,14 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 		}
 		if fd >= 0 {
 			if err := restrictThread(fd, flags); err != nil {
+				started <- err
+				return
+			}
+		}
+		if filter != nil {
+			// After the proxy's listener and Landlock: the filter
+			// is the last thing this thread does before the child.
+			if err := filterThread(filter); err != nil {
 				started <- err
 				return
 			}

@@ -15,6 +15,7 @@ type Status struct {
 	ScopeIPC bool
 	UnixPath bool
 	UDP      bool
+	Seccomp  bool
 }
 
 // Probe reports the kernel's features.

@@ -42,7 +42,7 @@ func helper(op, arg string) error {
 
 // self is a copy of the test binary that anyone may read and run, in a
 // folder of its own, so that a policy can grant it without granting /tmp.
-func self(t *testing.T) (bin, dir string) {
+func self(t testing.TB) (bin, dir string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sandbox-bin")
 	if err != nil {
@@ -141,13 +141,18 @@ func TestPolicy(t *testing.T) {
 		{"its own loopback", "loopback", "", base, !s.UserNS},
 		{"loopback with network *", "loopback", "", all, true},
 	}
-	if s.UnixPath {
-		tests = append(tests, struct {
+	if s.UnixPath || s.Seccomp {
+		type tc = struct {
 			name    string
 			op, arg string
 			p       Policy
 			want    bool
-		}{"unix socket outside", "unix", sock, base, false})
+		}
+		serves := declare(func(p *Policy) { p.Serves = true })
+		tests = append(tests,
+			tc{"unix socket outside", "unix", sock, base, false},
+			tc{"unix socket outside, serving", "unix", sock, serves, false},
+			tc{"unix socket with network *", "unix", sock, all, true})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

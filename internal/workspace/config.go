@@ -21,6 +21,9 @@ type Config struct {
 	ScriptTimeout   time.Duration // limit of one script run
 	MaxScriptOutput int64         // bytes kept of a script's output
 	UV              string        // uv binary, "" to find it on PATH
+	// Discovery is where skills are found besides AGENT_HOME (SPEC §6);
+	// the zero value finds none.
+	Discovery Discovery
 	// Root is the folder the base tools work in (AGENT_WORKSPACE); ""
 	// means the current folder.
 	Root string

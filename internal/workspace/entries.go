@@ -13,13 +13,19 @@ import (
 	"github.com/agentskills/agent/registry/manifest"
 )
 
-// AllEntries merges installed and bundled skills, sorted by canonical name;
-// a trusted installed skill overrides a bundled one with the same
-// canonical name, an untrusted one never does (registry.OverridesBundled).
-func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, error) {
+// AllEntries merges installed, bundled and discovered skills, sorted by
+// canonical name; a trusted installed skill overrides a bundled one with
+// the same canonical name, an untrusted one never does
+// (registry.OverridesBundled), and a discovered skill never takes the name
+// of either. The warnings say which discovered skills were left out.
+func AllEntries(ctx context.Context, store *registry.Store, d Discovery) ([]registry.Entry, []string, error) {
 	installed, err := store.List()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	found, warnings, err := discover(store, d, installed)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Both lists are sorted by canonical name, and the bundled skills are
 	// few: insert them into the installed list (ours to change), which
@@ -27,19 +33,37 @@ func AllEntries(ctx context.Context, store *registry.Store) ([]registry.Entry, e
 	// entries.
 	out := installed
 	for _, b := range bundled.Entries() {
-		i, found := slices.BinarySearchFunc(out, b.Canonical, func(e registry.Entry, c string) int { return strings.Compare(e.Canonical, c) })
+		i, ok := slices.BinarySearchFunc(out, b.Canonical, func(e registry.Entry, c string) int { return strings.Compare(e.Canonical, c) })
 		switch {
-		case !found:
+		case !ok:
 			out = slices.Insert(out, i, withBuiltinTools(b))
 		case !registry.OverridesBundled(out[i]):
 			out[i] = withBuiltinTools(b)
 		}
 	}
-	return out, nil
+	out, more := mergeDiscovered(out, found)
+	return out, append(warnings, more...), nil
 }
 
-// FindEntry returns the installed or bundled skill with this name.
-func FindEntry(ctx context.Context, store *registry.Store, name string) (registry.Entry, error) {
+// discover finds the skills of d with their trust.
+func discover(store *registry.Store, d Discovery, installed []registry.Entry) ([]registry.Entry, []string, error) {
+	found, warnings := discovered(d, installed)
+	if len(found) == 0 {
+		return nil, warnings, nil
+	}
+	trusted, err := store.TrustedFolders()
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range found {
+		trust(&found[i], trusted)
+	}
+	return found, warnings, nil
+}
+
+// FindEntry returns the installed, bundled or discovered skill with this
+// name.
+func FindEntry(ctx context.Context, store *registry.Store, d Discovery, name string) (registry.Entry, error) {
 	canon, err := manifest.Canonical(name)
 	if err != nil {
 		return registry.Entry{}, err
@@ -62,6 +86,16 @@ func FindEntry(ctx context.Context, store *registry.Store, name string) (registr
 		for _, e := range installed {
 			names = append(names, e.Canonical)
 		}
+		found, _, derr := discover(store, d, installed)
+		if derr != nil {
+			return registry.Entry{}, derr
+		}
+		for _, e := range found {
+			if e.Canonical == canon {
+				return e, nil
+			}
+			names = append(names, e.Canonical)
+		}
 	}
 	if s := manifest.Suggest(name, names); s != "" {
 		return registry.Entry{}, fmt.Errorf("%w; did you mean %s?", err, s)
@@ -78,6 +112,11 @@ func LoadManifest(e registry.Entry) (*manifest.Manifest, []manifest.Problem, err
 	// LoadInstalled also refuses a SKILL.md edited after install.
 	return registry.LoadInstalled(e)
 }
+
+// ManifestName is manifest.FindName for front ends, which do not import
+// the registry: the name of a skill folder's manifest (SKILL.md, else
+// skill.md) given whether the folder has a file of a name.
+func ManifestName(has func(name string) bool) string { return manifest.FindName(has) }
 
 // DirExists reports whether p is a directory.
 func DirExists(p string) bool {

@@ -83,7 +83,7 @@ func (ws *Workspace) unresolved(name string) error {
 	// An active skill that is untrusted has no runnable tools: say so, with
 	// the fix, rather than that the tool does not exist.
 	if as := ws.Skill(wantSkill); wantSkill != "" && as != nil && !runsCode(as.Entry) {
-		return untrustedError(as.Entry.Canonical)
+		return untrustedError(as.Entry)
 	}
 	for _, e := range ws.All {
 		if wantSkill != "" && e.Canonical == wantSkill && !runsCode(e) && len(e.Tools) == 0 {
@@ -94,7 +94,7 @@ func (ws *Workspace) unresolved(name string) error {
 	if bare == "script_list" || bare == "script_help" || bare == "script_run" {
 		for _, as := range ws.Active {
 			if len(as.Scripts) > 0 && !runsCode(as.Entry) {
-				return untrustedError(as.Entry.Canonical)
+				return untrustedError(as.Entry)
 			}
 		}
 	}

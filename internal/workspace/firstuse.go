@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/sdk"
@@ -23,7 +24,12 @@ func runsCode(e registry.Entry) bool {
 }
 
 // untrustedError is the refusal of a call into an untrusted skill's code.
-func untrustedError(canonical string) *sdk.Error {
+func untrustedError(e registry.Entry) *sdk.Error {
+	canonical := e.Canonical
+	if e.Source == registry.SourceDiscovered {
+		return sdk.Errorf(CodePermissionDenied, "skill %s (discovered in %s) is not trusted, so its scripts do not run. "+
+			"A person who has read it can trust it with 'agent skill trust %s'", canonical, e.Path, canonical)
+	}
 	return sdk.Errorf(CodePermissionDenied, "skill %s is not trusted, so its scripts and plugin do not run (it was installed as files only). "+
 		"A person who has read it can trust it with 'agent skill trust %s'", canonical, canonical)
 }
@@ -36,13 +42,21 @@ func untrustedError(canonical string) *sdk.Error {
 // reads the files again.
 func (ws *Workspace) checkSkill(as *ActiveSkill, code bool) error {
 	if code && !runsCode(as.Entry) {
-		return untrustedError(as.Entry.Canonical)
+		return untrustedError(as.Entry)
 	}
 	if as.Entry.Source == registry.SourceBundled {
 		return nil
 	}
 	err := ws.Config.Store().CheckIntegrity(as.Entry)
 	var te *registry.TamperedError
+	if errors.As(err, &te) && as.Entry.Source == registry.SourceDiscovered {
+		what := strings.Join(te.Changes.Files(), ", ")
+		if what == "" {
+			what = "its files hash to " + te.Changes.Got + ", trusted " + te.Changes.Want
+		}
+		return sdk.Errorf(CodeSkillTampered, "skill %s (discovered in %s) changed since you trusted it: %s; it is not used. Read it again, then 'agent skill trust %s'",
+			as.Entry.Canonical, as.Entry.Path, what, as.Entry.Canonical)
+	}
 	if errors.As(err, &te) {
 		return sdk.Errorf(CodeSkillTampered, "%v", err)
 	}

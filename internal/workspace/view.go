@@ -69,13 +69,14 @@ const (
 // with go build's output in every front end, `agent check` included.
 func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	store := cfg.Store()
-	all, err := AllEntries(ctx, store)
+	all, warnings, err := AllEntries(ctx, store, cfg.Discovery)
 	if err != nil {
 		return nil, err
 	}
 	listings := store.Listings()
 	defer listings.Close()
-	selected, warnings := registry.Selected(all, cfg.Skills)
+	selected, more := registry.Selected(all, cfg.Skills)
+	warnings = append(warnings, more...)
 	for i := range all {
 		if !selected[i] && slices.Contains(cfg.Always, all[i].Canonical) && (all[i].Trusted || all[i].Source == registry.SourceBundled) {
 			selected[i] = true

@@ -137,6 +137,9 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 				as.Scripts = append(as.Scripts, s)
 			}
 		}
+		if e.Source == registry.SourceDiscovered && st.Manifest.Plugin != nil {
+			ws.Warnings = append(ws.Warnings, fmt.Sprintf("skill %s (discovered in %s) has a Go plugin, which is built only for an installed or linked skill: 'agent skill link %s' builds it and serves its tools", e.Canonical, e.Path, e.Path))
+		}
 		if e.Plugin != nil && len(e.Tools) == 0 {
 			ws.Warnings = append(ws.Warnings, fmt.Sprintf("skill %s: its plugin described no tools at install; if that is wrong, remove it ('agent skill remove %s --yes') and add it again", e.Canonical, e.Canonical))
 		}

@@ -33,25 +33,33 @@ func TestScriptSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	args := []string{"read=" + secret, "list=" + secretDir, "write=" + filepath.Join(outside, "f"), "tmp=", "tcp=" + srv.Addr("tcp")}
+	args := []string{"read=" + secret, "list=" + secretDir, "write=" + filepath.Join(outside, "f"), "tmp=", "tcp=" + srv.Addr("tcp"), "unix=" + srv.Addr("unix")}
+	// A pathname Unix socket outside the folder: Landlock ABI 9 or the
+	// seccomp filter (no AF_UNIX socket for a script) denies it.
+	unixWant := "allowed"
+	if st.UnixPath || st.Seccomp {
+		unixWant = "denied"
+	}
 	tests := []struct {
 		name string
 		mod  func(*Skill)
 		want map[string]string
+		unix int64 // connections the Unix socket's server counts
 	}{
 		{"undeclared", func(*Skill) {}, map[string]string{
-			args[0]: "denied", args[1]: "denied", args[2]: "denied", args[3]: "allowed", args[4]: "denied",
-		}},
+			args[0]: "denied", args[1]: "denied", args[2]: "denied", args[3]: "allowed", args[4]: "denied", args[5]: unixWant,
+		}, map[string]int64{"allowed": 1, "denied": 0}[unixWant]},
 		{"declared", func(s *Skill) {
 			s.FSRead = []string{secretDir}
 			s.FSWrite = []string{outside}
 			s.Network = []string{"*"}
 		}, map[string]string{
-			args[0]: "allowed", args[1]: "allowed", args[2]: "allowed", args[3]: "allowed", args[4]: "allowed",
-		}},
+			args[0]: "allowed", args[1]: "allowed", args[2]: "allowed", args[3]: "allowed", args[4]: "allowed", args[5]: "allowed",
+		}, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			before := srv.Hits("unix")
 			tb := newTestbed(t, map[string]string{"probe.py": probe.Python}, withSkill(tc.mod), configOption(func(c *Config) { c.NoSandbox = false }))
 			res, e := tb.run(map[string]any{"script_name": "probe", "args": args})
 			if e != nil {
@@ -65,6 +73,9 @@ func TestScriptSandbox(t *testing.T) {
 				if g := got[k]; len(g) < len(want) || g[:len(want)] != want {
 					t.Errorf("%s: %s, want %s", k, g, want)
 				}
+			}
+			if n := srv.Hits("unix") - before; n != tc.unix {
+				t.Errorf("the Unix socket's server counted %d connections, want %d", n, tc.unix)
 			}
 		})
 	}

@@ -577,12 +577,17 @@ func (d *Discovery) entry(dir, name string) (fs.DirEntry, bool) {
 	return nil, false
 }
 
-// hasManifest reports whether dir holds a SKILL.md that is not a folder
-// (a link counts, so that load can report it).
-func (d *Discovery) hasManifest(dir string) bool {
-	e, ok := d.entry(dir, manifest.ManifestFile)
-	return ok && !e.IsDir()
+// manifestName is the name of dir's manifest (manifest.FindName), "" when
+// it has none; a link counts, so that load can report it.
+func (d *Discovery) manifestName(dir string) string {
+	return manifest.FindName(func(name string) bool {
+		e, ok := d.entry(dir, name)
+		return ok && !e.IsDir()
+	})
 }
+
+// hasManifest reports whether dir holds a manifest.
+func (d *Discovery) hasManifest(dir string) bool { return d.manifestName(dir) != "" }
 
 // readRegular reads file if it is a regular file (not a link) of at most
 // limit bytes.
@@ -615,17 +620,18 @@ func (d *Discovery) load(dir, via string) (Found, bool) {
 	if !d.realDir(rel) {
 		return Found{}, false
 	}
-	e, ok := d.entry(rel, manifest.ManifestFile)
-	if !ok || e.IsDir() {
+	name := d.manifestName(rel)
+	if name == "" {
 		return Found{}, false
 	}
-	display := path.Join(dir, manifest.ManifestFile)
+	e, _ := d.entry(rel, name)
+	display := path.Join(dir, name)
 	f := Found{Dir: dir, Via: via}
 	if !e.Type().IsRegular() {
 		f.Err = &manifest.ManifestError{Problems: []manifest.Problem{{File: display, Message: "SKILL.md is a symbolic link or not a regular file; links are refused, commit the real file"}}}
 		return f, true
 	}
-	data, ok := d.readRegular(path.Join(rel, manifest.ManifestFile), manifest.MaxManifestSize)
+	data, ok := d.readRegular(path.Join(rel, name), manifest.MaxManifestSize)
 	if !ok {
 		f.Err = &manifest.ManifestError{Problems: []manifest.Problem{{File: display, Message: fmt.Sprintf("SKILL.md cannot be read or is larger than %d bytes; move long material to references/", manifest.MaxManifestSize)}}}
 		return f, true
@@ -658,13 +664,14 @@ func canonicalOr(name string) string {
 	return c
 }
 
-// LoadManifestAs loads dir/SKILL.md but names it display in messages, so
-// that errors show the path inside the repository rather than a temp dir.
-func LoadManifestAs(dir, display string) (*manifest.Manifest, []manifest.Problem, error) {
+// LoadManifestAs loads dir's manifest but names it inside displayDir in
+// messages (displayDir/SKILL.md, or skill.md), so that errors show the
+// path inside the repository rather than a temp dir.
+func LoadManifestAs(dir, displayDir string) (*manifest.Manifest, []manifest.Problem, error) {
 	m, warns, err := LoadManifest(dir)
 	rename := func(ps []manifest.Problem) {
 		for i := range ps {
-			ps[i].File = display
+			ps[i].File = path.Join(displayDir, filepath.Base(ps[i].File))
 		}
 	}
 	rename(warns)

@@ -10,10 +10,27 @@ import (
 	"github.com/agentskills/agent/registry/manifest"
 )
 
-// ReadManifest reads dir/SKILL.md from disk with manifest.Read, through an
-// os.Root at dir so that a SKILL.md that is a link, or is swapped for one,
-// can never make the host read a file outside the skill. file is the
-// path problems name.
+// ManifestPath is the path of dir's manifest on disk (manifest.FindFile
+// through an os.Root at dir): dir/SKILL.md, else dir/skill.md; "" when dir
+// holds neither (or cannot be opened).
+func ManifestPath(dir string) string {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return ""
+	}
+	defer root.Close()
+	name := manifest.FindFile(root.FS(), ".")
+	if _, err := root.Lstat(name); err != nil {
+		return ""
+	}
+	return filepath.Join(dir, name)
+}
+
+// ReadManifest reads dir's manifest (SKILL.md, else skill.md:
+// manifest.FindFile) from disk with manifest.Read, through an os.Root at
+// dir so that a SKILL.md that is a link, or is swapped for one, can never
+// make the host read a file outside the skill. file is the path problems
+// name.
 func ReadManifest(dir string) (data []byte, file string, err error) {
 	file = filepath.Join(dir, manifest.ManifestFile)
 	root, err := os.OpenRoot(dir)
@@ -26,7 +43,9 @@ func ReadManifest(dir string) (data []byte, file string, err error) {
 		return nil, file, err
 	}
 	defer root.Close()
-	data, err = manifest.Read(root.FS(), manifest.ManifestFile, file)
+	name := manifest.FindFile(root.FS(), ".")
+	file = filepath.Join(dir, name)
+	data, err = manifest.Read(root.FS(), name, file)
 	return data, file, err
 }
 

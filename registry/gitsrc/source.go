@@ -106,8 +106,8 @@ func githubWeb(src Source, m []string) (Source, error) {
 		return src, fmt.Errorf("%w %q: %v", ErrUnsupportedSource, src.Raw, err)
 	}
 	if kind == "blob" {
-		if path.Base(rel) != manifest.ManifestFile {
-			return src, fmt.Errorf("%w %q: a blob/ address must point at a SKILL.md; use the tree/ address of the skill's folder", ErrUnsupportedSource, src.Raw)
+		if !manifest.IsName(path.Base(rel)) {
+			return src, fmt.Errorf("%w %q: a blob/ address must point at a SKILL.md (or skill.md); use the tree/ address of the skill's folder", ErrUnsupportedSource, src.Raw)
 		}
 		rel = path.Dir(rel)
 	}

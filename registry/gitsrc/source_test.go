@@ -43,6 +43,7 @@ func TestParseSource(t *testing.T) {
 		{name: "github tree slash", in: "https://www.github.com/o/r/tree/main/skills/.curated/x/", want: Source{URL: "https://github.com/o/r.git", Ref: "main", Skill: "skills/.curated/x"}},
 		{name: "github blob", in: "https://github.com/o/r/blob/0123abc/a%20b/SKILL.md?plain=1", want: Source{URL: "https://github.com/o/r.git", Ref: "0123abc", Skill: "a b"}},
 		{name: "github blob root", in: "https://github.com/o/r/blob/main/SKILL.md", want: Source{URL: "https://github.com/o/r.git", Ref: "main"}},
+		{name: "github blob skill.md", in: "https://github.com/o/r/blob/main/x/skill.md", want: Source{URL: "https://github.com/o/r.git", Ref: "main", Skill: "x"}},
 		{name: "github blob not SKILL.md", in: "https://github.com/o/r/blob/main/README.md", wantErr: ErrUnsupportedSource},
 		{name: "github tree escape", in: "https://github.com/o/r/tree/main/../../x", wantErr: ErrUnsupportedSource},
 		{name: "local abs", in: dir, want: Source{URL: dir}},
@@ -80,7 +81,8 @@ func TestParseSource(t *testing.T) {
 
 func FuzzParseSource(f *testing.F) {
 	for _, s := range []string{"https://example.com/o/r.git@main", "git@github.com:o/r@^1", "o/r@v1.0.0", "ext::sh -c x",
-		"/tmp@x", "./a", "file:///x", "ssh://u@h/p", "o/r@>=1, <2", "fd::1", "~/x"} {
+		"/tmp@x", "./a", "file:///x", "ssh://u@h/p", "o/r@>=1, <2", "fd::1", "~/x",
+		"https://github.com/o/r/blob/main/x/skill.md", "https://github.com/o/r/tree/v1/skills/a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -5,7 +5,40 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 )
+
+// FindName is the one rule for which file of a folder is its manifest:
+// SKILL.md, else skill.md, as the Agent Skills reference validator
+// (skills-ref's find_skill_md) looks for them; "" when the folder has
+// neither. has reports whether the folder has an entry of that name that
+// is not a folder (a link counts, so that Read refuses it by name).
+// FindFile, gitsrc's discovery and the registry's listing give has over
+// fs.FS, a cached directory listing and one lstat.
+func FindName(has func(name string) bool) string {
+	for _, n := range [...]string{ManifestFile, LowerManifestFile} {
+		if has(n) {
+			return n
+		}
+	}
+	return ""
+}
+
+// IsName reports whether a file name is one of the manifest's names.
+func IsName(name string) bool { return name == ManifestFile || name == LowerManifestFile }
+
+// FindFile is the path in fsys of the manifest of the folder dir
+// (FindName); dir/SKILL.md when there is none, so that Read says so.
+func FindFile(fsys fs.FS, dir string) string {
+	n := FindName(func(name string) bool {
+		fi, err := fs.Lstat(fsys, path.Join(dir, name))
+		return err == nil && !fi.IsDir()
+	})
+	if n == "" {
+		n = ManifestFile
+	}
+	return path.Join(dir, n)
+}
 
 // Read reads the SKILL.md at name in fsys: a regular file (not a link,
 // where fsys can tell one: os.DirFS and os.Root's FS can) of at most

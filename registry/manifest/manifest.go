@@ -19,8 +19,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// ManifestFile is the name of a skill's manifest.
-const ManifestFile = "SKILL.md"
+// ManifestFile is the name of a skill's manifest. LowerManifestFile,
+// skill.md, is accepted where there is no SKILL.md (FindName).
+const (
+	ManifestFile      = "SKILL.md"
+	LowerManifestFile = "skill.md"
+)
 
 // MaxDescriptionLen is the description length above which a warning is given.
 const MaxDescriptionLen = 1024

@@ -303,6 +303,9 @@ func sandboxLine() string {
 	if st.NetNS {
 		parts = append(parts, "network namespaces")
 	}
+	if st.Seccomp && !st.UnixPath {
+		parts = append(parts, "seccomp (no pathname Unix sockets without network)")
+	}
 	for _, l := range st.Lines() {
 		parts = append(parts, "not sandboxed: "+l)
 	}

@@ -199,6 +199,10 @@ func TestCheckProtections(t *testing.T) {
 	if st := sandbox.Probe(); st.ABI > 0 && !strings.Contains(r.Protections.Sandbox, fmt.Sprintf("Landlock ABI %d", st.ABI)) {
 		t.Errorf("sandbox line %q does not name Landlock ABI %d", r.Protections.Sandbox, st.ABI)
 	}
+	if st := sandbox.Probe(); st.Seccomp && !st.UnixPath &&
+		(!strings.Contains(r.Protections.Sandbox, "seccomp (no pathname Unix sockets") || strings.Contains(r.Protections.Sandbox, "pathname Unix sockets: reachable")) {
+		t.Errorf("sandbox line %q should name the seccomp filter and not call pathname Unix sockets reachable", r.Protections.Sandbox)
+	}
 	if !strings.Contains(human, "sandbox: "+r.Protections.Sandbox) {
 		t.Errorf("human output lacks the sandbox line:\n%s", human)
 	}

@@ -146,6 +146,7 @@ func (f *Factory) WorkspaceConfig() (workspace.Config, error) {
 	return workspace.Config{
 		Home:            cfg.Home,
 		Skills:          cfg.Skills,
+		Discovery:       f.discovery(),
 		ScriptTimeout:   cfg.ScriptTimeout,
 		MaxScriptOutput: cfg.MaxScriptOutput,
 		UV:              cfg.UV,

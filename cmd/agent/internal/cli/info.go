@@ -21,13 +21,15 @@ import (
 type infoOptions struct {
 	IO    *IOStreams
 	Store func() (*registry.Store, error)
+	// Discovery finds the skills of .agents/skills folders (SPEC §6).
+	Discovery func() workspace.Discovery
 
 	Name string
 	JSON bool
 }
 
 func newCmdInfo(f *Factory, runF func(context.Context, *infoOptions) error) *cobra.Command {
-	opts := &infoOptions{IO: f.IO, Store: f.Store}
+	opts := &infoOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery}
 	cmd := &cobra.Command{
 		Use:   "info <name>",
 		Short: "Show everything about one skill: source, pin, manifest, scripts, tools",
@@ -122,7 +124,7 @@ func infoRun(ctx context.Context, opts *infoOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := workspace.FindEntry(ctx, store, opts.Name)
+	e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
 	if err != nil {
 		return err
 	}
@@ -165,7 +167,7 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 	}
 	kv.row("version:", versionOrDash(e.Version))
 	kv.row("source:", entrySource(e))
-	if e.Source != "bundled" {
+	if e.Source != "bundled" && e.Source != registry.SourceDiscovered {
 		kv.row("commit:", e.CommitSHA)
 		if e.PreviousSHA != "" {
 			kv.row("previous commit:", e.PreviousSHA)
@@ -179,7 +181,9 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 	if e.Signer != "" {
 		kv.row("signed by:", e.Signer)
 	}
-	if e.DirHash != "" {
+	if e.DirHash != "" && e.Source == registry.SourceDiscovered {
+		kv.row("files hash:", e.DirHash+" (when trusted)")
+	} else if e.DirHash != "" {
 		kv.row("files hash:", e.DirHash)
 	}
 	if !e.InstalledAt.IsZero() {

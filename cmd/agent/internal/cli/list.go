@@ -12,21 +12,26 @@ import (
 type listOptions struct {
 	IO    *IOStreams
 	Store func() (*registry.Store, error)
+	// Discovery finds the skills of .agents/skills folders (SPEC §6).
+	Discovery func() workspace.Discovery
 
 	JSON bool
 }
 
 func newCmdList(f *Factory, runF func(context.Context, *listOptions) error) *cobra.Command {
-	opts := &listOptions{IO: f.IO, Store: f.Store}
+	opts := &listOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery}
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
-		Short:   "List installed and bundled skills",
+		Short:   "List installed, bundled and discovered skills",
 		Long: dedent(`
-			List every installed skill and every skill bundled in the agent binary,
-			with its version, the commit it is pinned to, whether you trust it,
-			and where it came from. A trusted installed skill hides a bundled
-			one with the same name; an untrusted one never does.
+			List every installed skill, every skill bundled in the agent binary
+			and every skill discovered in .agents/skills (the project's, then
+			~/.agents/skills), with its version, the commit it is pinned to,
+			whether you trust it, and where it came from. A trusted installed
+			skill hides a bundled one with the same name; an untrusted one never
+			does. A discovered skill never hides an installed or bundled one, and
+			a project skill hides a user skill of the same name (with a warning).
 
 			--json prints an array of registry entries, sorted by canonical name.
 		`),
@@ -52,9 +57,12 @@ func listRun(ctx context.Context, opts *listOptions) error {
 	if err != nil {
 		return err
 	}
-	entries, err := workspace.AllEntries(ctx, store)
+	entries, warnings, err := workspace.AllEntries(ctx, store, opts.Discovery())
 	if err != nil {
 		return err
+	}
+	for _, w := range warnings {
+		opts.IO.Warn(w)
 	}
 	if opts.JSON {
 		if entries == nil {
@@ -80,6 +88,9 @@ func entrySource(e registry.Entry) string {
 	}
 	if e.Source == registry.SourceDev {
 		return "dev: " + e.Path
+	}
+	if e.Source == registry.SourceDiscovered {
+		return "discovered: " + e.Path
 	}
 	s := e.GitURL
 	if e.Subdir != "" {

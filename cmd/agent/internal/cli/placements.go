@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentskills/agent/internal/placement"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -46,6 +47,18 @@ func (f *Factory) placementEnv() (placement.Env, error) {
 		project = wd
 	}
 	return placement.Env{Home: home, Project: project}, nil
+}
+
+// discovery is where skills are discovered besides AGENT_HOME (SPEC §6):
+// .agents/skills in the project and the home folder that placements use.
+// Without a home or a current folder, discovery there is skipped: no
+// command fails for it.
+func (f *Factory) discovery() workspace.Discovery {
+	env, err := f.placementEnv()
+	if err != nil {
+		return workspace.Discovery{Project: f.getenv("AGENT_WORKSPACE")}
+	}
+	return workspace.Discovery{Project: env.Project, User: env.Home}
 }
 
 // settlePlacements brings every placement in step after a command changed

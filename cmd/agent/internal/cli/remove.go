@@ -12,17 +12,19 @@ import (
 )
 
 type removeOptions struct {
-	IO     *IOStreams
-	Store  func() (*registry.Store, error)
-	Config func() (*Config, error)
-	Placer placer
+	IO    *IOStreams
+	Store func() (*registry.Store, error)
+	// Discovery finds the skills of .agents/skills folders (SPEC §6).
+	Discovery func() workspace.Discovery
+	Config    func() (*Config, error)
+	Placer    placer
 
 	Name string
 	Yes  bool
 }
 
 func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) *cobra.Command {
-	opts := &removeOptions{IO: f.IO, Store: f.Store, Config: f.Config, Placer: f.placements}
+	opts := &removeOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery, Config: f.Config, Placer: f.placements}
 	cmd := &cobra.Command{
 		Use:     "remove <name>",
 		Aliases: []string{"rm", "uninstall"},
@@ -59,12 +61,15 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := workspace.FindEntry(ctx, store, opts.Name)
+	e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
 	if err != nil {
 		return err
 	}
 	if e.Source == "bundled" {
 		return fmt.Errorf("remove %s: %w", e.Name, errBundledFixed)
+	}
+	if e.Source == registry.SourceDiscovered {
+		return fmt.Errorf("remove %s: it is not installed but discovered in %s, a folder agent does not manage; delete that folder to remove it", e.Canonical, e.Path)
 	}
 	if !opts.Yes {
 		if !opts.IO.CanPrompt() {

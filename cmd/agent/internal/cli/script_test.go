@@ -183,6 +183,16 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 		".claude/skills/review/SKILL.md": "---\nname: Review\ndescription: The second review.\n---\nTwo.\n",
 		"skills/other/SKILL.md":          "---\nname: other\ndescription: Not a twin.\n---\nOther.\n",
 	})
+	// skill.md in lowercase (lowercase.txtar): accepted where SKILL.md is;
+	// where a folder has both, SKILL.md is the manifest (as skills-ref's
+	// find_skill_md).
+	add("lower", map[string]string{
+		"skill.md":                   "---\nname: lower\ndescription: Its manifest is skill.md.\n---\nRun scripts/hi.py.\n",
+		"scripts/hi.py":              "print('hi from lower')\n",
+		"skills/both/SKILL.md":       "---\nname: both\ndescription: The upper-case manifest.\n---\nUpper.\n",
+		"skills/both/skill.md":       "---\nname: both\ndescription: The lower-case one, not read.\n---\nLower.\n",
+		"skills/nested/sub/skill.md": "---\nname: nested\ndescription: Found by the walk.\n---\nNested.\n",
+	})
 	add("noskill", map[string]string{"README.md": "no skill here\n"})
 	add("badmanifest", map[string]string{"SKILL.md": "---\nname: bad\npermissions:\n  env: [unclosed\n---\nbody\n"})
 	add("incompat", map[string]string{"SKILL.md": "---\nname: future\ndescription: Needs a newer agent.\nmin_agent_version: 99.0.0\n---\nbody\n"})

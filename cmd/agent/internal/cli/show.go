@@ -15,6 +15,8 @@ import (
 type showOptions struct {
 	IO    *IOStreams
 	Store func() (*registry.Store, error)
+	// Discovery finds the skills of .agents/skills folders (SPEC §6).
+	Discovery func() workspace.Discovery
 
 	Name string
 	Args []string
@@ -22,7 +24,7 @@ type showOptions struct {
 }
 
 func newCmdShow(f *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
-	opts := &showOptions{IO: f.IO, Store: f.Store}
+	opts := &showOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery}
 	cmd := &cobra.Command{
 		Use:   "show <name> [args...]",
 		Short: "Print a skill's instructions with its arguments filled in (Layer 2)",
@@ -95,7 +97,7 @@ func showRun(ctx context.Context, opts *showOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := workspace.FindEntry(ctx, store, opts.Name)
+	e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
 	if err != nil {
 		return err
 	}

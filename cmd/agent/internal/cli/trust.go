@@ -16,8 +16,10 @@ import (
 )
 
 type trustOptions struct {
-	IO        *IOStreams
-	Store     func() (*registry.Store, error)
+	IO    *IOStreams
+	Store func() (*registry.Store, error)
+	// Discovery finds the skills of .agents/skills folders (SPEC §6).
+	Discovery func() workspace.Discovery
 	Installer func() (*install.Preparer, error)
 	Placer    placer
 
@@ -31,7 +33,7 @@ type trustOptions struct {
 }
 
 func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOptions) error) *cobra.Command {
-	opts := &trustOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, Trusted: trusted}
+	opts := &trustOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery, Installer: f.installer, Placer: f.placements, Trusted: trusted}
 	cmd := &cobra.Command{
 		Use:   "trust <name>",
 		Short: "Mark an installed skill as trusted, so AGENT_SKILLS=all activates it",
@@ -45,6 +47,10 @@ func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOpti
 			as installed, then builds its plugin from those files and
 			describes its tools. A skill runs code on your machine: trust only
 			what you have read or whose author you trust.
+
+			A skill discovered in .agents/skills is trusted by its folder: the
+			hash of its files now is recorded, and a file changed after that is
+			refused at first use until you trust it again.
 		`),
 		Example: dedent(`
 			$ agent skill trust weather
@@ -113,12 +119,15 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := workspace.FindEntry(ctx, store, opts.Name)
+	e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
 	if err != nil {
 		return err
 	}
 	if e.Source == "bundled" {
 		return fmt.Errorf("change trust of %s: %w", e.Name, errBundledFixed)
+	}
+	if e.Source == registry.SourceDiscovered {
+		return trustFolderRun(opts, store, e)
 	}
 	before, err := store.List()
 	if err != nil {
@@ -153,6 +162,34 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	return nil
 }
 
+// trustFolderRun trusts or untrusts a discovered skill (SPEC §6): its
+// folder is recorded with the hash of its files now, which every first
+// use checks, so an edit made after this needs trust again.
+func trustFolderRun(opts *trustOptions, store *registry.Store, e registry.Entry) error {
+	if !opts.Trusted {
+		if _, err := store.UntrustFolder(e.Path); err != nil {
+			return fmt.Errorf("untrust %s: %w", e.Canonical, err)
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s (discovered in %s): only AGENT_SKILLS=all-untrusted activates it now\n", e.Canonical, e.Path)
+		return nil
+	}
+	m, _, err := workspace.LoadManifest(e)
+	if err != nil {
+		return fmt.Errorf("trust %s: %w", e.Canonical, err)
+	}
+	rec, err := store.TrustFolder(e.Path, e.Canonical)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Trusted %s (discovered in %s, files %s): AGENT_SKILLS=all or AGENT_SKILLS=%s activates it; an edit to its files needs 'agent skill trust %s' again\n",
+		e.Canonical, e.Path, rec.DirHash, e.Canonical, e.Canonical)
+	if m.Plugin != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "note: its Go plugin is built only for an installed or linked skill: 'agent skill link %s' builds it and serves its tools\n", e.Path)
+	}
+	writeGrants(opts.IO.ErrOut, m.Permissions)
+	return nil
+}
+
 // trustSignerRun records a signer (--signer) for the named skill's
 // source, the --source prefixes, or every source.
 func trustSignerRun(ctx context.Context, opts *trustOptions) error {
@@ -166,7 +203,7 @@ func trustSignerRun(ctx context.Context, opts *trustOptions) error {
 	}
 	sources := opts.Sources
 	if opts.Name != "" {
-		e, err := workspace.FindEntry(ctx, store, opts.Name)
+		e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
 		if err != nil {
 			return err
 		}

@@ -108,7 +108,7 @@ func lintSkill(dir string, strict bool) (errs, warns []manifest.Problem, name st
 		}
 		return []manifest.Problem{{File: filepath.Join(dir, manifest.ManifestFile), Message: err.Error()}}, warns, ""
 	}
-	file := filepath.Join(dir, manifest.ManifestFile)
+	file := gitsrc.ManifestPath(dir)
 	if strict {
 		folder := filepath.Base(dir)
 		if abs, err := filepath.Abs(dir); err == nil {

@@ -1,0 +1,122 @@
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentskills/agent/internal/atomicfile"
+)
+
+// SourceDiscovered is the Source of a skill found in a project's or the
+// user's .agents/skills folder (SPEC §6). Such entries are never written
+// to registry.json: they are found again by every command, and trusting
+// one records its folder and the hash of its files (FolderTrust).
+const SourceDiscovered = "discovered"
+
+// FolderTrust records that the user trusted a discovered skill's folder
+// as its files were then: DirHash is their h1: hash, checked at first use
+// like an installed skill's, so an edit after trust is refused until the
+// user trusts the folder again.
+type FolderTrust struct {
+	Path      string    `json:"path"`
+	Canonical string    `json:"canonical"`
+	DirHash   string    `json:"dir_hash"`
+	TrustedAt time.Time `json:"trusted_at"`
+}
+
+type trustedFoldersFile struct {
+	Folders []FolderTrust `json:"folders"`
+}
+
+// TrustedFoldersPath is $AGENT_HOME/trusted-folders.json: the discovered
+// skill folders `agent skill trust` recorded.
+func (s *Store) TrustedFoldersPath() string { return filepath.Join(s.Home, "trusted-folders.json") }
+
+// TrustedFolders reads the trusted discovered folders; a missing file is
+// none, a damaged one is ErrCorrupt naming it.
+func (s *Store) TrustedFolders() ([]FolderTrust, error) {
+	b, err := os.ReadFile(s.TrustedFoldersPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f trustedFoldersFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v; fix or delete it (discovered skills are then untrusted again)", ErrCorrupt, s.TrustedFoldersPath(), err)
+	}
+	return f.Folders, nil
+}
+
+// TrustFolder records the discovered skill in dir as trusted, with the
+// hash of its files now. A folder holding a symbolic link is refused, as
+// at install.
+func (s *Store) TrustFolder(dir, canonical string) (FolderTrust, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return FolderTrust{}, err
+	}
+	if err := CheckNoLinks(abs); err != nil {
+		return FolderTrust{}, fmt.Errorf("trust %s: %w", canonical, err)
+	}
+	h1, files, err := HashSkill(abs)
+	if err != nil {
+		return FolderTrust{}, fmt.Errorf("trust %s: hash %s: %w", canonical, abs, err)
+	}
+	// The per-file record names what changed when a first use refuses
+	// an edited folder.
+	s.writeRecord(canonical, files)
+	rec := FolderTrust{Path: abs, Canonical: canonical, DirHash: h1, TrustedAt: s.now().UTC()}
+	if err := s.editTrustedFolders(func(cur []FolderTrust) []FolderTrust {
+		cur = slices.DeleteFunc(cur, func(f FolderTrust) bool { return f.Path == abs })
+		return append(cur, rec)
+	}); err != nil {
+		return FolderTrust{}, fmt.Errorf("trust %s: %w", canonical, err)
+	}
+	return rec, nil
+}
+
+// UntrustFolder forgets the trust of the discovered skill in dir; it
+// reports whether there was any.
+func (s *Store) UntrustFolder(dir string) (bool, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false, err
+	}
+	found := false
+	err = s.editTrustedFolders(func(cur []FolderTrust) []FolderTrust {
+		n := len(cur)
+		cur = slices.DeleteFunc(cur, func(f FolderTrust) bool { return f.Path == abs })
+		found = len(cur) != n
+		return cur
+	})
+	return found, err
+}
+
+// editTrustedFolders rewrites trusted-folders.json under the registry
+// lock.
+func (s *Store) editTrustedFolders(edit func([]FolderTrust) []FolderTrust) error {
+	if err := os.MkdirAll(s.Home, 0o755); err != nil {
+		return err
+	}
+	return s.locked(func([]Entry) ([]Entry, error) {
+		cur, err := s.TrustedFolders()
+		if err != nil {
+			return nil, err
+		}
+		next := edit(cur)
+		slices.SortFunc(next, func(a, b FolderTrust) int { return strings.Compare(a.Path, b.Path) })
+		b, err := json.MarshalIndent(trustedFoldersFile{Folders: next}, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return nil, atomicfile.Write(s.TrustedFoldersPath(), append(b, '\n'), 0o644)
+	})
+}
