@@ -255,7 +255,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 			}
 			placed = append(placed, pe)
 		}
-		if rerr := registerMCPForPlaced(opts, agents, placed); rerr != nil {
+		if rerr := registerMCPForPlaced(opts.IO.ErrOut, opts.RegisterMCP, agents, placed); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 	}
@@ -266,14 +266,14 @@ func addRun(ctx context.Context, opts *addOptions) error {
 // has an MCP configuration this host writes, once, when a placed skill has
 // Go tools: the agent reads the SKILL.md it was given, and its tools are
 // served over MCP (SPEC §19). The others are told what is missing.
-func registerMCPForPlaced(opts *addOptions, agents []placement.Agent, placed []registry.Entry) error {
+func registerMCPForPlaced(errOut io.Writer, register func(client string) (string, bool, error), agents []placement.Agent, placed []registry.Entry) error {
 	var withTools []string
 	for _, e := range placed {
 		if e.Plugin != nil && len(e.Tools) > 0 && e.Trusted {
 			withTools = append(withTools, e.Canonical)
 		}
 	}
-	if len(withTools) == 0 || opts.RegisterMCP == nil {
+	if len(withTools) == 0 || register == nil {
 		return nil
 	}
 	names := strings.Join(withTools, ", ")
@@ -281,21 +281,21 @@ func registerMCPForPlaced(opts *addOptions, agents []placement.Agent, placed []r
 	done := map[string]bool{}
 	for _, a := range agents {
 		if a.MCP == "" {
-			fmt.Fprintf(opts.IO.ErrOut, "note: %s gets the instructions of %s but not its Go tools: agent writes no MCP configuration for it; register 'agent mcp' (AGENT_SKILLS=all) in its MCP settings yourself\n", a.Display, names)
+			fmt.Fprintf(errOut, "note: %s gets the instructions of %s but not its Go tools: agent writes no MCP configuration for it; register 'agent mcp' (AGENT_SKILLS=all) in its MCP settings yourself\n", a.Display, names)
 			continue
 		}
 		if done[a.MCP] {
 			continue
 		}
 		done[a.MCP] = true
-		path, wrote, err := opts.RegisterMCP(a.MCP)
+		path, wrote, err := register(a.MCP)
 		switch {
 		case err != nil:
 			errs = errors.Join(errs, fmt.Errorf("register agent mcp for %s: %w", a.Display, err))
 		case wrote:
-			fmt.Fprintf(opts.IO.ErrOut, "Registered the MCP server \"agent\" (AGENT_SKILLS=all) in %s, so that %s reaches the tools of %s\n", path, a.Display, names)
+			fmt.Fprintf(errOut, "Registered the MCP server \"agent\" (AGENT_SKILLS=all) in %s, so that %s reaches the tools of %s\n", path, a.Display, names)
 		default:
-			fmt.Fprintf(opts.IO.ErrOut, "%s already registers an MCP server \"agent\"; left as it is: for %s to reach the tools of %s, its AGENT_SKILLS must include them\n", path, a.Display, names)
+			fmt.Fprintf(errOut, "%s already registers an MCP server \"agent\"; left as it is: for %s to reach the tools of %s, its AGENT_SKILLS must include them\n", path, a.Display, names)
 		}
 	}
 	return errs

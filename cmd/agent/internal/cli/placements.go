@@ -2,8 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/internal/workspace"
@@ -64,14 +66,17 @@ func (f *Factory) discovery() workspace.Discovery {
 // settlePlacements brings every placement in step after a command changed
 // the installed set (before is the set it started from). A failure here
 // is a warning: the command itself succeeded, and verify shows the rest.
-func settlePlacements(p placer, store *registry.Store, before []registry.Entry, warn func(string)) {
+// A skill with Go tools that is placed now and was not before (sync into a
+// fresh home, trust of a placed skill, an update that brings tools) gets
+// `agent mcp` registered with its agents, as add --agent does.
+func settlePlacements(p placer, register func(client string) (string, bool, error), ios *IOStreams, store *registry.Store, before []registry.Entry) {
 	if p == nil {
 		return
 	}
 	has := slices.ContainsFunc(before, func(e registry.Entry) bool { return len(e.Placements) > 0 })
 	after, err := store.List()
 	if err != nil {
-		warn("placements not updated: " + err.Error())
+		ios.Warn("placements not updated: " + err.Error())
 		return
 	}
 	if !has && !slices.ContainsFunc(after, func(e registry.Entry) bool { return len(e.Placements) > 0 }) {
@@ -79,11 +84,38 @@ func settlePlacements(p placer, store *registry.Store, before []registry.Entry, 
 	}
 	m, err := p(store)
 	if err != nil {
-		warn("placements not updated: " + err.Error())
+		ios.Warn("placements not updated: " + err.Error())
 		return
 	}
 	if err := m.Settle(before, after); err != nil {
-		warn("placements: " + err.Error() + "; 'agent skill verify' shows each placement")
+		ios.Warn("placements: " + err.Error() + "; 'agent skill verify' shows each placement")
+	}
+	placedTools := func(e registry.Entry) bool {
+		return e.Trusted && e.Plugin != nil && len(e.Tools) > 0 && len(e.Placements) > 0
+	}
+	var newly []registry.Entry
+	names := map[string]bool{}
+	for _, e := range after {
+		i := slices.IndexFunc(before, func(b registry.Entry) bool { return b.Canonical == e.Canonical })
+		if !placedTools(e) || i >= 0 && placedTools(before[i]) {
+			continue
+		}
+		newly = append(newly, e)
+		for _, pl := range e.Placements {
+			for _, a := range pl.Agents {
+				names[a] = true
+			}
+		}
+	}
+	if len(newly) == 0 {
+		return
+	}
+	agents, err := placement.Lookup(strings.Join(slices.Sorted(maps.Keys(names)), ","), m.Env)
+	if err == nil {
+		err = registerMCPForPlaced(ios.ErrOut, register, agents, newly)
+	}
+	if err != nil {
+		ios.Warn(err.Error())
 	}
 }
 

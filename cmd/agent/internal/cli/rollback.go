@@ -16,12 +16,15 @@ type rollbackOptions struct {
 	Store     func() (*registry.Store, error)
 	Installer func() (*install.Preparer, error)
 	Placer    placer
+	// RegisterMCP registers `agent mcp` with a client when a skill with
+	// Go tools becomes placed (see registerMCPForPlaced).
+	RegisterMCP func(client string) (path string, wrote bool, err error)
 
 	Name string
 }
 
 func newCmdRollback(f *Factory, runF func(context.Context, *rollbackOptions) error) *cobra.Command {
-	opts := &rollbackOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements}
+	opts := &rollbackOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, RegisterMCP: f.registerPlacedMCP}
 	cmd := &cobra.Command{
 		Use:   "rollback <name>",
 		Short: "Return a skill to the commit it had before its last update",
@@ -66,7 +69,7 @@ func rollbackRun(ctx context.Context, opts *rollbackOptions) error {
 	if err != nil {
 		return err
 	}
-	defer settlePlacements(opts.Placer, store, before, opts.IO.Warn)
+	defer settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
 	progress := opts.IO.Progress()
 	p, err := store.Rollback(ctx, registry.RollbackRequest{
 		Name:         opts.Name,

@@ -16,6 +16,9 @@ type syncOptions struct {
 	Store     func() (*registry.Store, error)
 	Installer func() (*install.Preparer, error)
 	Placer    placer
+	// RegisterMCP registers `agent mcp` with a client when a skill with
+	// Go tools becomes placed (see registerMCPForPlaced).
+	RegisterMCP func(client string) (path string, wrote bool, err error)
 
 	File   string
 	Frozen bool
@@ -25,7 +28,7 @@ type syncOptions struct {
 }
 
 func newCmdSync(f *Factory, runF func(context.Context, *syncOptions) error) *cobra.Command {
-	opts := &syncOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements}
+	opts := &syncOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, RegisterMCP: f.registerPlacedMCP}
 	cmd := &cobra.Command{
 		Use:   "sync [FILE] [--frozen] [--trust]",
 		Short: "Make the installed skills exactly those of skills.lock",
@@ -146,13 +149,13 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 		Done: func(c registry.SyncChange) { fmt.Fprintln(opts.IO.Out, describeChange(c)) },
 	}, inst.Prepare)
 	if err != nil {
-		settlePlacements(opts.Placer, store, before, opts.IO.Warn)
+		settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
 		return err
 	}
 	if err := lockPlacements(opts.Placer, store, l); err != nil {
 		return err
 	}
-	settlePlacements(opts.Placer, store, before, opts.IO.Warn)
+	settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
 	if len(done) == 0 {
 		fmt.Fprintf(errOut, "The installed skills already match %s\n", opts.File)
 	}

@@ -22,6 +22,9 @@ type trustOptions struct {
 	Discovery func() workspace.Discovery
 	Installer func() (*install.Preparer, error)
 	Placer    placer
+	// RegisterMCP registers `agent mcp` with a client when a skill with
+	// Go tools becomes placed (see registerMCPForPlaced).
+	RegisterMCP func(client string) (path string, wrote bool, err error)
 
 	Name    string
 	Trusted bool
@@ -33,7 +36,7 @@ type trustOptions struct {
 }
 
 func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOptions) error) *cobra.Command {
-	opts := &trustOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery, Installer: f.installer, Placer: f.placements, Trusted: trusted}
+	opts := &trustOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery, Installer: f.installer, Placer: f.placements, RegisterMCP: f.registerPlacedMCP, Trusted: trusted}
 	cmd := &cobra.Command{
 		Use:   "trust <name>",
 		Short: "Mark an installed skill as trusted, so AGENT_SKILLS=all activates it",
@@ -133,7 +136,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
-	defer settlePlacements(opts.Placer, store, before, opts.IO.Warn)
+	defer settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
 	if !opts.Trusted {
 		if _, err := store.SetTrusted(e.Canonical, false); err != nil {
 			return err

@@ -17,6 +17,9 @@ type updateOptions struct {
 	Store     func() (*registry.Store, error)
 	Installer func() (*install.Preparer, error)
 	Placer    placer
+	// RegisterMCP registers `agent mcp` with a client when a skill with
+	// Go tools becomes placed (see registerMCPForPlaced).
+	RegisterMCP func(client string) (path string, wrote bool, err error)
 
 	Names  []string
 	All    bool
@@ -25,7 +28,7 @@ type updateOptions struct {
 }
 
 func newCmdUpdate(f *Factory, runF func(context.Context, *updateOptions) error) *cobra.Command {
-	opts := &updateOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements}
+	opts := &updateOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, RegisterMCP: f.registerPlacedMCP}
 	cmd := &cobra.Command{
 		Use:   "update [name ...]",
 		Short: "Move installed skills to their newest allowed commit",
@@ -86,7 +89,7 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 	if err != nil {
 		return err
 	}
-	defer settlePlacements(opts.Placer, store, before, opts.IO.Warn)
+	defer settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
 	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
 	results, err := store.Update(ctx, registry.UpdateRequest{
