@@ -3,12 +3,14 @@
 package mcp_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
@@ -85,6 +87,72 @@ func BenchmarkWarmCall(b *testing.B) {
 			if res, err := s.CallTool(ctx, params); err != nil || res.IsError {
 				b.Fatal(err, res)
 			}
+			hostT += t1.Sub(t0)
+			mcpT += time.Since(t1)
+		}
+		b.ReportMetric(float64(hostT)/float64(b.N), "host-ns/call")
+		b.ReportMetric(float64(mcpT)/float64(b.N), "mcp-ns/call")
+		b.ReportMetric(float64(mcpT)/float64(hostT), "mcp/host")
+	})
+	// alternating-raw is alternating with the least client there is: a
+	// JSON-RPC line written to `agent mcp`'s stdin and the answer line
+	// read from its stdout, undecoded. What it adds to the host's call is
+	// the server and the one more process hop, not a client library.
+	b.Run("alternating-raw", func(b *testing.B) {
+		e, err := registry.NewStore(home).Get("probe")
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := host.New(host.WithStateDir(filepath.Join(home, "state")))
+		defer h.Close()
+		h.Register(host.Plugin{Name: "probe", Path: e.Plugin.Path, SHA256: e.Plugin.SHA256, Dir: e.Path})
+		cmd := exec.Command(agentBin, "mcp")
+		cmd.Env = env(home)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { stdin.Close(); _ = cmd.Wait() }()
+		out := bufio.NewReaderSize(stdout, 1<<20)
+		roundTrip := func(line string) []byte {
+			if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+				b.Fatal(err)
+			}
+			answer, err := out.ReadSlice('\n')
+			if err != nil {
+				b.Fatal(err)
+			}
+			return answer
+		}
+		roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
+		if first := roundTrip(call); !bytes.Contains(first, []byte(`"hi"`)) || bytes.Contains(first, []byte(`"isError":true`)) {
+			b.Fatalf("tools/call answer: %.300s", first)
+		}
+		ctx := context.Background()
+		if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
+			b.Fatal(err)
+		}
+		var hostT, mcpT time.Duration
+		b.ResetTimer()
+		for b.Loop() {
+			t0 := time.Now()
+			if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			roundTrip(call)
 			hostT += t1.Sub(t0)
 			mcpT += time.Since(t1)
 		}
@@ -221,7 +289,9 @@ func benchInProcess(b *testing.B, st, ct sdkmcp.Transport) {
 // does), and each iteration also makes one host call to the same plugin
 // binary, so both see the same load. server/host is what serving a call
 // over MCP adds to the host's call; WarmCall/alternating adds go-sdk's
-// client and one more process hop on top.
+// client and one more process hop on top. sdk/host is the same call
+// through go-sdk's dispatch (Server.ViaSDK), as before directCalls, in
+// the same iterations.
 func BenchmarkWarmCallServer(b *testing.B) {
 	home := sharedHome(b)
 	raw := json.RawMessage(`{"text":"hi"}`)
@@ -232,40 +302,70 @@ func BenchmarkWarmCallServer(b *testing.B) {
 	h := host.New(host.WithStateDir(filepath.Join(b.TempDir(), "state")))
 	defer h.Close()
 	h.Register(host.Plugin{Name: "probe", Path: e.Plugin.Path, SHA256: e.Plugin.SHA256, Dir: e.Path})
-	srv, err := mcp.New(context.Background(), mcp.Options{
-		Load: func(ctx context.Context) (*workspace.Workspace, error) {
-			return workspace.Load(ctx, workspace.Config{Home: home, Skills: "all", AgentVersion: "0.1.0"})
-		},
-		IdleTimeout: -1,
-	})
-	if err != nil {
-		b.Fatal(err)
+	serve := func(viaSDK bool) (send func(string), recv func() []byte) {
+		srv, err := mcp.New(context.Background(), mcp.Options{
+			Load: func(ctx context.Context) (*workspace.Workspace, error) {
+				return workspace.Load(ctx, workspace.Config{Home: home, Skills: "all", AgentVersion: "0.1.0"})
+			},
+			IdleTimeout: -1,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(srv.Close)
+		if viaSDK {
+			srv.ViaSDK()
+		}
+		return rawSession(b, srv, mcp.LineTransport)
 	}
-	send, recv := rawSession(b, srv, mcp.LineTransport)
+	send, recv := serve(false)
+	sendSDK, recvSDK := serve(true)
 	ctx := context.Background()
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
-	send(call)
-	if first := recv(); !bytes.Contains(first, []byte(`"hi"`)) || bytes.Contains(first, []byte(`"isError":true`)) {
-		b.Fatalf("tools/call answer: %.300s", first)
+	for _, s := range []struct {
+		send func(string)
+		recv func() []byte
+	}{{send, recv}, {sendSDK, recvSDK}} {
+		s.send(call)
+		if first := s.recv(); !bytes.Contains(first, []byte(`"hi"`)) || bytes.Contains(first, []byte(`"isError":true`)) {
+			b.Fatalf("tools/call answer: %.300s", first)
+		}
 	}
 	if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
 		b.Fatal(err)
 	}
-	var hostT, srvT time.Duration
+	var hostT, srvT, sdkT time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
-	for b.Loop() {
+	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()
 		if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
 			b.Fatal(err)
 		}
+		// The two servers take turns going first.
 		t1 := time.Now()
-		send(call)
-		recv()
+		if i%2 == 0 {
+			send(call)
+			recv()
+			t2 := time.Now()
+			sendSDK(call)
+			recvSDK()
+			srvT += t2.Sub(t1)
+			sdkT += time.Since(t2)
+		} else {
+			sendSDK(call)
+			recvSDK()
+			t2 := time.Now()
+			send(call)
+			recv()
+			sdkT += t2.Sub(t1)
+			srvT += time.Since(t2)
+		}
 		hostT += t1.Sub(t0)
-		srvT += time.Since(t1)
 	}
 	b.ReportMetric(float64(hostT)/float64(b.N), "host-ns/call")
 	b.ReportMetric(float64(srvT)/float64(b.N), "server-ns/call")
+	b.ReportMetric(float64(sdkT)/float64(b.N), "sdk-ns/call")
 	b.ReportMetric(float64(srvT)/float64(hostT), "server/host")
+	b.ReportMetric(float64(sdkT)/float64(hostT), "sdk/host")
 }

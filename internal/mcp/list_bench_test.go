@@ -121,30 +121,38 @@ func benchListServer(b *testing.B, tools int, transport func(io.ReadCloser, io.W
 // rawSession serves srv on transport over a pipe pair in this process and
 // initialises a session with raw JSON-RPC lines: send writes one request
 // line, recv reads one answer line (valid until the next recv).
-func rawSession(b *testing.B, srv *mcp.Server, transport func(io.ReadCloser, io.Writer) sdkmcp.Transport) (send func(string), recv func() []byte) {
-	b.Helper()
+func rawSession(tb testing.TB, srv *mcp.Server, transport func(io.ReadCloser, io.Writer) sdkmcp.Transport) (send func(string), recv func() []byte) {
+	tb.Helper()
+	send, recv = rawPipe(tb, srv, transport)
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	recv()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return send, recv
+}
+
+// rawPipe serves srv on transport over a pipe pair: send writes a line to
+// it, recv reads its next line.
+func rawPipe(tb testing.TB, srv *mcp.Server, transport func(io.ReadCloser, io.Writer) sdkmcp.Transport) (send func(string), recv func() []byte) {
+	tb.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.ServeTransport(ctx, transport(inR, outW)) }()
-	b.Cleanup(func() { inW.Close(); cancel(); outR.Close(); <-done })
+	tb.Cleanup(func() { inW.Close(); cancel(); outR.Close(); <-done })
 	out := bufio.NewReaderSize(outR, 1<<20)
 	send = func(line string) {
 		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	recv = func() []byte {
 		line, err := out.ReadSlice('\n')
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		return line
 	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	recv()
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return send, recv
 }
 

@@ -20,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentskills/agent/internal/telemetry"
 )
 
 // Errors of the HTTP transport.
@@ -37,7 +39,7 @@ const TokenFile = "mcp-token"
 // stdin or ctx ends, then stops every plugin.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.serve(ctx, func(ctx context.Context) error {
-		err := s.srv.Run(ctx, s.endOnEOF(&lineTransport{r: os.Stdin, w: os.Stdout}))
+		err := s.srv.Run(ctx, s.oneSession(&lineTransport{r: os.Stdin, w: os.Stdout}))
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -48,7 +50,19 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // ServeTransport serves one session on t (tests and benchmarks use an
 // in-memory transport).
 func (s *Server) ServeTransport(ctx context.Context, t sdkmcp.Transport) error {
-	return s.serve(ctx, func(ctx context.Context) error { return s.srv.Run(ctx, s.endOnEOF(t)) })
+	return s.serve(ctx, func(ctx context.Context) error { return s.srv.Run(ctx, s.oneSession(t)) })
+}
+
+// oneSession is what a one-session transport is served through: calls
+// are answered before stdin EOF ends the session, and tools/call is
+// answered directly unless tracing is on (its spans are go-sdk
+// middleware).
+func (s *Server) oneSession(t sdkmcp.Transport) sdkmcp.Transport {
+	t = s.endOnEOF(t)
+	if s.viaSDK || telemetry.Enabled() {
+		return t
+	}
+	return &directCalls{Transport: t, s: s}
 }
 
 // endOnEOF wraps the one-session transport so that the end of its input

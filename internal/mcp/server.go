@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,7 +67,13 @@ type Options struct {
 type Server struct {
 	opts Options
 	srv  *sdkmcp.Server
+	impl *sdkmcp.Implementation
 	log  *slog.Logger
+	// viaSDK sends every tools/call through go-sdk's dispatch instead of
+	// directCalls (tests compare the two); direct counts the calls
+	// directCalls answered.
+	viaSDK bool
+	direct atomic.Int64
 
 	swapMu sync.Mutex // one swap at a time; guards the three sets below
 
@@ -98,6 +105,7 @@ type generation struct {
 	// trees are the active skills' files, by canonical name.
 	trees  map[string]*skillTree
 	skills skillCatalog
+	tools  map[string]serverTool // as tools/list shows them
 }
 
 // New loads the workspace and builds the server. It starts no process.
@@ -134,7 +142,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Resources: &sdkmcp.ResourceCapabilities{ListChanged: true},
 	}
 	s.addSkillsExtension(caps)
-	s.srv = sdkmcp.NewServer(&sdkmcp.Implementation{Name: "agent", Version: opts.Version}, &sdkmcp.ServerOptions{
+	s.impl = &sdkmcp.Implementation{Name: "agent", Version: opts.Version}
+	s.srv = sdkmcp.NewServer(s.impl, &sdkmcp.ServerOptions{
 		Logger:       log,
 		Capabilities: caps,
 		Instructions: instructions(ws),
@@ -179,7 +188,8 @@ func (s *Server) swap(ws *workspace.Workspace) {
 	}
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
-	gen := &generation{ws: ws, trees: skillTrees(ws, s.log)}
+	tools := s.toolSet(ws)
+	gen := &generation{ws: ws, trees: skillTrees(ws, s.log), tools: tools}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -190,7 +200,6 @@ func (s *Server) swap(ws *workspace.Workspace) {
 	s.gen = gen
 	s.mu.Unlock()
 
-	tools := s.toolSet(ws)
 	s.tools = replace(s.tools, tools, func(names []string) { s.srv.RemoveTools(names...) }, func(name string) {
 		t := tools[name]
 		s.srv.AddTool(t.tool, t.handler)
@@ -249,6 +258,16 @@ func (s *Server) acquire() (*generation, error) {
 	}
 	s.gen.calls.Add(1)
 	return s.gen, nil
+}
+
+// handler is the tools/call handler of the tool listed as name, or nil.
+func (s *Server) handler(name string) sdkmcp.ToolHandler {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.gen == nil {
+		return nil
+	}
+	return s.gen.tools[name].handler
 }
 
 // StopIdle stops plugins unused for the idle timeout; Serve calls it.
