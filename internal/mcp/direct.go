@@ -121,7 +121,11 @@ func (c *directConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 type directCall struct {
 	handler sdkmcp.ToolHandler
 	params  *sdkmcp.CallToolParamsRaw
-	modern  bool // 2026-07-28: the result carries resultType and serverInfo
+	// modern: the request carried the 2026-07-28 triple, so the result
+	// names the server in its _meta. complete: the session speaks
+	// 2026-07-28, so the result says resultType "complete" (go-sdk's
+	// handleMultiRoundTripResult decides by the session, not the request).
+	modern, complete bool
 }
 
 // direct decides whether req is answered here, and decodes it once.
@@ -158,6 +162,7 @@ func (c *directConn) direct(req *jsonrpc.Request) (directCall, bool) {
 	if !c.initialized() {
 		return directCall{}, false
 	}
+	call.complete = c.session.InitializeParams().ProtocolVersion >= modernProtocol
 	call.handler = c.s.handler(call.params.Name)
 	return call, call.handler != nil
 }
@@ -230,7 +235,7 @@ func (c *directConn) answer(ctx context.Context, id jsonrpc.ID, call directCall)
 	c.mu.Unlock()
 	resp := &jsonrpc.Response{ID: id}
 	if err == nil {
-		resp.Result, err = marshalCallResult(res, call.modern, c.s.impl)
+		resp.Result, err = marshalCallResult(res, call, c.s.impl)
 	}
 	if err != nil {
 		resp.Result = nil
@@ -243,9 +248,9 @@ func (c *directConn) answer(ctx context.Context, id jsonrpc.ID, call directCall)
 }
 
 // marshalCallResult is the result as go-sdk puts it on the wire: an
-// empty content list rather than null, and under 2026-07-28 resultType
-// "complete" and the server's info in `_meta`.
-func marshalCallResult(res *sdkmcp.CallToolResult, modern bool, impl *sdkmcp.Implementation) (json.RawMessage, error) {
+// empty content list rather than null, the server's info in `_meta` and
+// resultType "complete" as call says.
+func marshalCallResult(res *sdkmcp.CallToolResult, call directCall, impl *sdkmcp.Implementation) (json.RawMessage, error) {
 	if res == nil {
 		return json.RawMessage("null"), nil
 	}
@@ -254,7 +259,7 @@ func marshalCallResult(res *sdkmcp.CallToolResult, modern bool, impl *sdkmcp.Imp
 		r.Content = []sdkmcp.Content{}
 		res = &r
 	}
-	if modern {
+	if call.modern {
 		r := *res
 		meta := map[string]any{}
 		for k, v := range res.GetMeta() {
@@ -267,7 +272,7 @@ func marshalCallResult(res *sdkmcp.CallToolResult, modern bool, impl *sdkmcp.Imp
 		res = &r
 	}
 	b, err := json.Marshal(res)
-	if err != nil || !modern {
+	if err != nil || !call.complete {
 		return b, err
 	}
 	// CallToolResult marshals to an object; resultType is not settable

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/agentskills/agent/internal/mcp"
@@ -116,4 +117,54 @@ func TestDirectCallsAnswerAsSDK(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDirectCall: whatever tools/call params arrive, the server answering
+// calls directly answers as go-sdk's dispatch does. The tools are
+// synthetic (their plugin does not exist, so a call fails the same way
+// every time) and use_skill, which needs no process.
+func FuzzDirectCall(f *testing.F) {
+	load := syntheticWorkspace(f, 2, 2)
+	var sends []func(string)
+	var recvs []func() []byte
+	for _, viaSDK := range []bool{false, true} {
+		srv, err := mcp.New(context.Background(), mcp.Options{Load: load, IdleTimeout: -1, Version: "0.1.0"})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Cleanup(srv.Close)
+		if viaSDK {
+			srv.ViaSDK()
+		}
+		send, recv := rawSession(f, srv, mcp.LineTransport)
+		sends, recvs = append(sends, send), append(recvs, recv)
+	}
+	for _, s := range []string{
+		`{"name":"skill_00_tool_00","arguments":{"query":"q"}}`,
+		`{"name":"use_skill","arguments":{"skill":"skill-01"}}`,
+		`{"name":"use_skill"}`,
+		`{"name":"nope"}`,
+		`{"name":"use_skill","arguments":{"skill":"skill-00"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}}`,
+		`{"name":"use_skill","arguments":{"skill":"skill-00"},"_meta":{"progressToken":1}}`,
+		`{"name":"use_skill","arguments":null}`,
+		`{"name":"use_skill","arguments":{"skill":"skill-00"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":1}}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, params string) {
+		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
+		if !json.Valid([]byte(line)) || strings.ContainsAny(line, "\n\r") {
+			return
+		}
+		var answers [2]any
+		for i := range sends {
+			sends[i](line)
+			if err := json.Unmarshal(recvs[i](), &answers[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !reflect.DeepEqual(answers[0], answers[1]) {
+			t.Errorf("params %s:\ndirect: %v\ngo-sdk: %v", params, answers[0], answers[1])
+		}
+	})
 }
