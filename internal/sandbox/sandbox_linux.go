@@ -116,9 +116,6 @@ func (s Status) Lines() []string {
 	if !s.NetNS {
 		out = append(out, "network: not sandboxed (no network namespace could be made: user namespaces are disabled here)")
 	}
-	if s.NetNS && s.UserNS {
-		out = append(out, "network: declared hosts need root here (no proxy): code that declares host:port in permissions.network gets no network unprivileged; declare \"*\" for the host's network, or run as root")
-	}
 	if s.ABI > 0 && !s.ScopeIPC {
 		out = append(out, fmt.Sprintf("signals and abstract Unix sockets: not scoped (Landlock ABI %d; 6 has scopes)", s.ABI))
 	}
@@ -211,6 +208,13 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 	// namespace, where lo stays down (see docs/design.md).
 	ownNet := !p.HostNetwork() && netnsStarts()
 	threadNet := ownNet && !Probe().UserNS
+	hosts := p.Hosts()
+	if !ownNet {
+		hosts = nil
+	}
+	// Unprivileged, declared hosts need the shim (shim_linux.go): the
+	// child makes the proxy's listener in its own namespace.
+	viaShim := ownNet && !threadNet && len(hosts) > 0
 	if ownNet && !threadNet {
 		netns(cmd.SysProcAttr, true)
 	}
@@ -218,21 +222,22 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox rules: %w", err)
 	}
-	hosts := p.Hosts()
-	if p.HostNetwork() || !threadNet {
-		hosts = nil
-	}
 	// Code without the host's network also loses pathname Unix
 	// sockets, by a seccomp filter (Landlock restricts them from ABI 9).
 	var filter *unix.SockFprog
+	var key *filterKey
 	if !p.HostNetwork() && seccompOn() {
-		filter, err = unixFilter(filterKey{serves: p.Serves, proxied: len(hosts) > 0})
+		key = &filterKey{serves: p.Serves, proxied: len(hosts) > 0}
+		filter, err = unixFilter(*key)
 		if err != nil {
 			if fd >= 0 {
 				_ = unix.Close(fd)
 			}
 			return nil, err
 		}
+	}
+	if viaShim {
+		return startShim(cmd, fd, flags, key, hosts, start)
 	}
 	var px *proxy
 	started := make(chan error, 1)

@@ -1,0 +1,113 @@
+//go:build linux && !portable
+
+package sandbox
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestShimSpec(t *testing.T) {
+	s := shimSpec{ruleset: 3, flags: 1, sock: 4, filter: 3, listen: true, execFD: 5, path: "/a,b/c"}
+	got, err := parseShimSpec(s.String())
+	if err != nil || got != s {
+		t.Errorf("parseShimSpec(%q) = %+v, %v; want %+v", s.String(), got, err, s)
+	}
+	for _, bad := range []string{"", "1,2,3", "x,0,4,-1,true,-1,/bin/true", "-1,0,1,-1,true,-1,/bin/true", "-1,0,4,7,true,-1,/bin/true", "-1,0,4,-1,true,-1,"} {
+		if _, err := parseShimSpec(bad); err == nil {
+			t.Errorf("parseShimSpec(%q) accepted", bad)
+		}
+	}
+}
+
+// BenchmarkShim: an unprivileged sandboxed start of a small program
+// (the test binary reading a file) to its exit, with a declared host
+// (through the shim: this binary again, the loopback, the proxy's
+// listener) and without (cloned straight into its namespaces),
+// alternating in one run; medians and their ratio. As root it runs
+// itself as nobody (setpriv) and reports that run's figures.
+func BenchmarkShim(b *testing.B) {
+	s := Probe()
+	if s.ABI == 0 || !s.NetNS {
+		b.Skip("no Landlock or network namespace here")
+	}
+	bin, binDir := self(b)
+	if os.Getuid() == 0 {
+		relayAsNobody(b, bin, "BenchmarkShim")
+		return
+	}
+	p := Policy{Read: append([]string{binDir}, SystemLibs...)}
+	declared := p
+	declared.Network = []string{"127.0.0.1:9"}
+	start := func(p Policy) time.Duration {
+		t0 := time.Now()
+		cmd := exec.Command(bin, bin)
+		cmd.Env = []string{"SANDBOX_HELPER=read"}
+		release, err := Start(cmd, p, (*exec.Cmd).Start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		err = cmd.Wait()
+		release()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	start(declared)
+	start(p)
+	var shim, direct []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		shim = append(shim, start(declared))
+		direct = append(direct, start(p))
+	}
+	b.StopTimer()
+	median := func(v []time.Duration) float64 {
+		slices.Sort(v)
+		return float64(v[len(v)/2]) / float64(time.Millisecond)
+	}
+	ms, md := median(shim), median(direct)
+	b.ReportMetric(ms, "shim-ms")
+	b.ReportMetric(md, "direct-ms")
+	b.ReportMetric(ms/md, "ratio")
+}
+
+// relayAsNobody runs benchmark name of bin as nobody and reports its
+// metrics as this benchmark's.
+func relayAsNobody(b *testing.B, bin, name string) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		b.Skip("setpriv (util-linux) not installed: run this benchmark as an unprivileged user")
+	}
+	args := []string{"--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+		bin, "-test.run=^$", "-test.bench=^" + name + "$", "-test.count=1"}
+	if f := flag.Lookup("test.benchtime"); f != nil {
+		args = append(args, "-test.benchtime="+f.Value.String())
+	}
+	cmd := exec.Command(setpriv, args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/nonexistent"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 4 || !strings.HasPrefix(f[0], name) {
+			continue
+		}
+		for i := 2; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil && f[i+1] != "ns/op" {
+				b.ReportMetric(v, f[i+1])
+			}
+		}
+		return
+	}
+	b.Fatalf("as nobody: no %s line in\n%s", name, out)
+}
