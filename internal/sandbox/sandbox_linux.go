@@ -131,7 +131,8 @@ func (s Status) Lines() []string {
 // through /proc/<child>/uid_map, which that (restricted) thread may not
 // write; unmapped, the child still acts with its own uid and gid on the
 // host's files (it only sees them as the overflow id, 65534) and has no
-// capability left after its exec.
+// capability left after its exec. (The shim's user namespace is
+// mapped: it is cloned from an unrestricted thread, see shim_linux.go.)
 func netns(attr *syscall.SysProcAttr, user bool) {
 	attr.Cloneflags |= syscall.CLONE_NEWNET
 	if user {
@@ -316,6 +317,11 @@ func loopbackOnly() error {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return fmt.Errorf("sandbox: unshare(CLONE_NEWNET): %w", err)
 	}
+	return loopbackUp()
+}
+
+// loopbackUp sets lo up in the calling thread's network namespace.
+func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("sandbox: loopback: %w", err)

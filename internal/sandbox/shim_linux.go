@@ -168,27 +168,6 @@ func runShim(v string) {
 	fail("exec", syscall.Exec(s.path, os.Args, env))
 }
 
-// loopbackUp sets lo up in the calling thread's network namespace.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("sandbox: loopback: %w", err)
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return fmt.Errorf("sandbox: loopback: %w", err)
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("sandbox: loopback flags: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("sandbox: loopback up: %w", err)
-	}
-	return nil
-}
-
 // sendListener listens on 127.0.0.1:0 and sends the listening socket
 // over sock; it returns the address.
 func sendListener(sock int) (string, error) {
