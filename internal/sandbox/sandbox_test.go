@@ -12,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	testprobe "github.com/agentskills/agent/internal/testutil/probe"
 )
@@ -41,6 +44,15 @@ func helper(op, arg string) error {
 		return syscall.Kill(pid, syscall.SIGUSR1)
 	case "lo-up":
 		return loopbackUp()
+	case "pdeathsig":
+		var sig int
+		if err := unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&sig)), 0, 0, 0); err != nil {
+			return err
+		}
+		if sig != int(syscall.SIGKILL) {
+			return fmt.Errorf("parent-death signal %d, want SIGKILL", sig)
+		}
+		return nil
 	case "bare":
 		b, err := os.ReadFile("/proc/self/status")
 		if err != nil {
@@ -80,6 +92,7 @@ func self(t testing.TB) (bin, dir string) {
 func run(t *testing.T, bin string, p Policy, op, arg string) (bool, string) {
 	t.Helper()
 	cmd := exec.Command(bin, arg)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = []string{"SANDBOX_HELPER=" + op}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -87,7 +87,7 @@ func parseShimSpec(v string) (shimSpec, error) {
 	s.listen, errs[4] = strconv.ParseBool(f[4])
 	s.execFD, errs[5] = strconv.Atoi(f[5])
 	s.path = f[6]
-	if err := errors.Join(errs[:]...); err != nil || s.sock < 3 || s.filter > 3 {
+	if err := errors.Join(errs[:]...); err != nil || s.sock < 3 || s.ruleset < -1 || s.execFD < -1 || s.filter < -1 || s.filter > 3 {
 		return shimSpec{}, fmt.Errorf("malformed %s=%q", shimEnv, v)
 	}
 	return s, nil

@@ -19,11 +19,28 @@ func TestShimSpec(t *testing.T) {
 	if err != nil || got != s {
 		t.Errorf("parseShimSpec(%q) = %+v, %v; want %+v", s.String(), got, err, s)
 	}
-	for _, bad := range []string{"", "1,2,3", "x,0,4,-1,true,-1,/bin/true", "-1,0,1,-1,true,-1,/bin/true", "-1,0,4,7,true,-1,/bin/true", "-1,0,4,-1,true,-1,"} {
+	for _, bad := range []string{"", "1,2,3", "x,0,4,-1,true,-1,/bin/true", "-1,0,1,-1,true,-1,/bin/true", "-1,0,4,7,true,-1,/bin/true", "-1,0,4,-1,true,-1,", "-2,0,4,-1,true,-1,/bin/true", "-1,0,4,-2,true,-1,/bin/true", "-1,0,4,-1,true,-2,/bin/true"} {
 		if _, err := parseShimSpec(bad); err == nil {
 			t.Errorf("parseShimSpec(%q) accepted", bad)
 		}
 	}
+}
+
+// FuzzShimSpec: whatever the shim accepts, it writes back the same.
+func FuzzShimSpec(f *testing.F) {
+	f.Add("3,1,4,3,true,5,/a,b/c")
+	f.Add("-1,0,4,-1,false,-1,/bin/true")
+	f.Add("malformed")
+	f.Fuzz(func(t *testing.T, v string) {
+		s, err := parseShimSpec(v)
+		if err != nil {
+			return
+		}
+		again, err := parseShimSpec(s.String())
+		if err != nil || again != s {
+			t.Fatalf("%q parsed to %+v, which writes %q and parses back to %+v, %v", v, s, s.String(), again, err)
+		}
+	})
 }
 
 // BenchmarkShim: an unprivileged sandboxed start of a small program
