@@ -216,13 +216,6 @@ func startShim(cmd *exec.Cmd, ruleset int, flags uint32, filter *filterKey, host
 		rulesetFile = os.NewFile(uintptr(ruleset), "landlock-ruleset")
 		defer rulesetFile.Close()
 	}
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: the shim's socket: %w", err)
-	}
-	hostEnd, childEnd := os.NewFile(uintptr(pair[0]), "shim"), os.NewFile(uintptr(pair[1]), "shim")
-	defer hostEnd.Close()
-
 	spec := shimSpec{ruleset: -1, filter: -1, execFD: -1, listen: len(hosts) > 0, path: cmd.Path, flags: flags}
 	extra := slices.Clone(cmd.ExtraFiles)
 	// A target executed by one of this process's descriptors (a sealed
@@ -246,6 +239,12 @@ func startShim(cmd *exec.Cmd, ruleset int, flags uint32, filter *filterKey, host
 		spec.ruleset = 3 + len(extra)
 		extra = append(extra, rulesetFile)
 	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the shim's socket: %w", err)
+	}
+	hostEnd, childEnd := os.NewFile(uintptr(pair[0]), "shim"), os.NewFile(uintptr(pair[1]), "shim")
+	defer hostEnd.Close()
 	spec.sock = 3 + len(extra)
 	extra = append(extra, childEnd)
 	if filter != nil {
@@ -257,6 +256,9 @@ func startShim(cmd *exec.Cmd, ruleset int, flags uint32, filter *filterKey, host
 	}
 	env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, shimEnv+"=") }), shimEnv+"="+spec.String())
 	target := cmd.Path
+	if len(cmd.Args) == 0 {
+		cmd.Args = []string{target} // what os/exec would pass as argv
+	}
 	cmd.Path, cmd.Env, cmd.ExtraFiles = shimPath, env, extra
 	attr := cmd.SysProcAttr
 	netns(attr, true)
@@ -389,5 +391,7 @@ func shimError(msg, target string) error {
 	if f[0] == "exec" {
 		return &fs.PathError{Op: "fork/exec", Path: target, Err: errno}
 	}
-	return fmt.Errorf("sandbox shim: %s: %s: %w", f[0], f[2], errno)
+	// Not wrapped: an EPERM here is the sandbox's, not a refused
+	// PTRACE_TRACEME's, which the plugin runner matches.
+	return fmt.Errorf("sandbox shim: %s: %s", f[0], f[2])
 }

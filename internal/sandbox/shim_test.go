@@ -3,12 +3,15 @@
 package sandbox
 
 import (
+	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,6 +26,21 @@ func TestShimSpec(t *testing.T) {
 		if _, err := parseShimSpec(bad); err == nil {
 			t.Errorf("parseShimSpec(%q) accepted", bad)
 		}
+	}
+}
+
+// TestShimError: a failed exec reads as os/exec's; the shim's other
+// failures are the sandbox's, and match no errno (the plugin runner
+// takes EPERM for a refused PTRACE_TRACEME).
+func TestShimError(t *testing.T) {
+	err := shimError("exec\x0026\x00text file busy", "/bin/x")
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Op != "fork/exec" || pe.Path != "/bin/x" || !errors.Is(err, syscall.ETXTBSY) {
+		t.Errorf("exec: %v, want fork/exec /bin/x: ETXTBSY", err)
+	}
+	err = shimError("landlock\x001\x00sandbox: landlock_restrict_self: operation not permitted", "/bin/x")
+	if errors.Is(err, syscall.EPERM) || err.Error() != "sandbox shim: landlock: sandbox: landlock_restrict_self: operation not permitted" {
+		t.Errorf("landlock: %v", err)
 	}
 }
 
