@@ -241,8 +241,8 @@ func TestReliabilitySandbox(t *testing.T) {
 
 	trials := func(t *testing.T, who string, cred *syscall.Credential, environ []string) {
 		check := agentAs(t, cred, environ, "check")
-		if strings.Contains(check.Stdout, "declared hosts") {
-			t.Errorf("agent check as %s: a line about declared hosts, which work for every user\n%v", who, check)
+		if !strings.Contains(check.Stdout, "declared hosts through a proxy") || strings.Contains(check.Stdout, "not sandboxed") {
+			t.Errorf("agent check as %s: want declared hosts through a proxy and nothing unsandboxed\n%v", who, check)
 		}
 		var protections []string
 		for _, l := range strings.Split(check.Stdout, "\n") {
