@@ -23,8 +23,10 @@ import (
 var testPlugin string
 
 func TestMain(m *testing.M) {
-	// The SIGKILL test re-executes this binary as a host.
-	if os.Getenv(helperEnv) != "" {
+	// The SIGKILL test re-executes this binary as a host, and
+	// TestPluginProxyUnprivileged as nobody: the plugin is built.
+	if p := os.Getenv(helperEnv); p != "" {
+		testPlugin = p
 		os.Exit(m.Run())
 	}
 	// Fuzz workers run only fuzz targets, which need no plugin; building

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentskills/agent/internal/sandbox"
 )
 
 // becomeSubreaper makes the host adopt the orphans of its plugins: a
@@ -70,6 +72,16 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 		// It died before running anything (Wait4 reaped it).
 		return fmt.Errorf("plugin process ended before it ran: %v", ws)
 	}
+	if sandbox.Shimmed(cmd) {
+		reaped, err := followShim(pid)
+		if err != nil {
+			if !reaped {
+				_ = unix.Kill(pid, unix.SIGKILL)
+				_ = cmd.Wait()
+			}
+			return err
+		}
+	}
 	var err error
 	if atExec != nil {
 		err = atExec(pid)
@@ -86,4 +98,56 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 		return errors.Join(errors.New("let the verified plugin run"), derr)
 	}
 	return nil
+}
+
+// followShim takes a child that the sandbox starts through its shim
+// (sandbox.Shimmed), stopped at its first exec, to its second: the exec
+// of the plugin, which the check at exec is about. The first must be
+// this very binary (the shim is the running agent); between the two the
+// shim runs only its own code, and signals sent to it meanwhile are
+// passed on. reaped says the child is gone.
+func followShim(pid int) (reaped bool, err error) {
+	self, err := os.Stat("/proc/self/exe")
+	if err != nil {
+		return false, fmt.Errorf("the sandbox shim: %w", err)
+	}
+	exe, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return false, fmt.Errorf("the sandbox shim: %w", err)
+	}
+	if !os.SameFile(self, exe) {
+		return false, errors.New("the sandbox shim is not this program")
+	}
+	// TRACEEXEC marks the next exec's stop apart from a SIGTRAP; if this
+	// thread died now, EXITKILL would end the unchecked child with it.
+	if err := unix.PtraceSetOptions(pid, unix.PTRACE_O_TRACEEXEC|unix.PTRACE_O_EXITKILL); err != nil {
+		return false, fmt.Errorf("the sandbox shim: ptrace options: %w", err)
+	}
+	sig := 0
+	for {
+		if err := unix.PtraceCont(pid, sig); err != nil {
+			return false, fmt.Errorf("the sandbox shim: ptrace: %w", err)
+		}
+		var ws unix.WaitStatus
+		for {
+			_, err = unix.Wait4(pid, &ws, unix.WALL, nil)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		switch {
+		case err != nil:
+			return false, fmt.Errorf("wait for the plugin's exec: %w", err)
+		case !ws.Stopped():
+			return true, fmt.Errorf("the sandbox shim ended before it ran the plugin: %v", ws)
+		case ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == unix.PTRACE_EVENT_EXEC:
+			return false, nil
+		}
+		// A signal for the shim: delivered, but stop signals, which
+		// would only park it in a group stop.
+		switch sig = int(ws.StopSignal()); unix.Signal(sig) {
+		case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+			sig = 0
+		}
+	}
 }

@@ -3,12 +3,19 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,16 +91,7 @@ func TestPluginSandbox(t *testing.T) {
 	}
 	probe := func(t *testing.T, plugin, op, arg string) string {
 		t.Helper()
-		args, _ := json.Marshal(map[string]string{"op": op, "arg": arg})
-		res, err := h.Invoke(context.Background(), plugin, "probe", args)
-		if err != nil {
-			t.Fatalf("%s probe %s: %v", plugin, op, err)
-		}
-		var out string
-		if err := json.Unmarshal(res.Value, &out); err != nil {
-			t.Fatalf("probe result %s: %v", res.Value, err)
-		}
-		return out
+		return probeTool(t, h, plugin, op, arg)
 	}
 	for _, restart := range []bool{false, true} {
 		if restart {
@@ -123,6 +121,136 @@ func TestPluginSandbox(t *testing.T) {
 	if strings.Contains(probe(t, "undeclared", "read", testPlugin), "denied") {
 		t.Error("the plugin cannot read its own binary")
 	}
+}
+
+// TestPluginProxy: a skill plugin that declares a host:port reaches it
+// through the sandbox's proxy and nothing else, and its first start is
+// still checked at exec on the plugin's own bytes: a record that does
+// not match is refused with the plugin's real sha256 (not the shim's,
+// which the unprivileged start executes first). As root the starting
+// thread makes the plugin's namespace; TestPluginProxyUnprivileged runs
+// this test again as nobody, where the shim does.
+func TestPluginProxy(t *testing.T) {
+	st := sandbox.Probe()
+	if st.ABI == 0 || !st.NetNS {
+		t.Skipf("sandbox incomplete here: %v", st.Lines())
+	}
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprintln(w, "ok")
+	}))
+	defer srv.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the undeclared server got %s %s", r.Method, r.URL)
+	}))
+	defer other.Close()
+	declared := strings.TrimPrefix(srv.URL, "http://")
+	plugin := func(name, sum string) Plugin {
+		p := tp()
+		p.Name, p.SHA256, p.Sandbox = name, sum, &sandbox.Policy{Network: []string{declared}}
+		return p
+	}
+	h := newHost(t)
+	h.Register(plugin("proxied", shaOnce()))
+	if got := probeTool(t, h, "proxied", "proxy", declared); got != "allowed" || hits.Load() != 1 {
+		t.Errorf("the declared host through the proxy: %s (the server saw %d requests)", got, hits.Load())
+	}
+	if got := probeTool(t, h, "proxied", "proxy", strings.TrimPrefix(other.URL, "http://")); !strings.Contains(got, "403") {
+		t.Errorf("an undeclared host through the proxy: %s, want the proxy's 403", got)
+	}
+	if got := probeTool(t, h, "proxied", "tcp", declared); got == "allowed" {
+		t.Error("the declared host was reached without the proxy")
+	}
+	if inst := h.procs["proxied"].cur.Load(); h.noTrace.Load() {
+		t.Log("ptrace is refused here: the plugin ran from its sealed copy")
+	} else if inst == nil || inst.how != "exec_stop" {
+		t.Errorf("the plugin was not checked at exec: %+v", inst)
+	}
+	if n := h.verifier.hashes.Load(); n != 1 {
+		t.Errorf("the check at exec hashed %d times, want 1", n)
+	}
+	// A restart runs the sealed copy (/proc/self/fd/N), behind the proxy
+	// again.
+	_, _ = h.Invoke(context.Background(), "proxied", "exit", json.RawMessage(`{"code":3}`))
+	if got := probeTool(t, h, "proxied", "proxy", declared); got != "allowed" || hits.Load() != 2 {
+		t.Errorf("after a restart, the declared host through the proxy: %s (the server saw %d requests)", got, hits.Load())
+	}
+	if inst := h.procs["proxied"].cur.Load(); inst == nil || inst.how != "sealed_copy" {
+		t.Errorf("the restart did not run the sealed copy: %+v", inst)
+	}
+
+	wrong := newHost(t)
+	wrong.Register(plugin("wrong", strings.Repeat("0", 64)))
+	_, err := wrong.Invoke(context.Background(), "wrong", "echo", json.RawMessage(`{"text":"x"}`))
+	if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "its sha256 is "+shaOnce()) {
+		t.Errorf("a plugin whose record does not match: %v, want ErrTampered naming its sha256 %s", err, shaOnce())
+	}
+}
+
+// TestPluginProxyUnprivileged runs TestPluginProxy as nobody (uid
+// 65534), where the plugin starts through the sandbox's shim: a copy of
+// this test binary and of the test plugin that nobody may run.
+func TestPluginProxyUnprivileged(t *testing.T) {
+	st := sandbox.Probe()
+	if st.ABI == 0 || !st.NetNS {
+		t.Skipf("sandbox incomplete here: %v", st.Lines())
+	}
+	if os.Getuid() != 0 {
+		t.Skip("already unprivileged: TestPluginProxy is the test")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	dir, err := os.MkdirTemp("", "host-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cp := func(src string) string {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(src))
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dst
+	}
+	bin, plugin := cp(os.Args[0]), cp(testPlugin)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+		bin, "-test.run=^TestPluginProxy$", "-test.v")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/nonexistent", helperEnv + "=" + plugin}
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err == nil && bytes.Contains(out, []byte("sandbox incomplete here")) {
+		// The kernel lets root make a network namespace but refuses
+		// nobody a user namespace.
+		t.Skipf("as nobody: %s", out)
+	}
+	if err != nil || bytes.Contains(out, []byte("--- SKIP")) || !bytes.Contains(out, []byte("--- PASS: TestPluginProxy")) {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+}
+
+// probeTool calls the test plugin's probe tool and returns its answer.
+func probeTool(t *testing.T, h *Host, plugin, op, arg string) string {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"op": op, "arg": arg})
+	res, err := h.Invoke(context.Background(), plugin, "probe", args)
+	if err != nil {
+		t.Fatalf("%s probe %s: %v", plugin, op, err)
+	}
+	var out string
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		t.Fatalf("probe result %s: %v", res.Value, err)
+	}
+	return out
 }
 
 // BenchmarkPluginSandbox: a skill plugin with the sandbox on (Landlock,

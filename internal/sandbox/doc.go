@@ -17,11 +17,14 @@
 //   - Network by namespace: Landlock's network rules know TCP ports only
 //     and leave UDP (until ABI 10), pathname Unix sockets (until ABI 9)
 //     and MPTCP open, so undeclared code starts in a network namespace
-//     of its own (with a user namespace when unprivileged), where no
-//     interface is up; "*" keeps the host's network. Declared host:port
-//     entries are reached through an HTTP proxy (CONNECT) of the host
-//     that admits only them, listening inside the child's namespace and
-//     named by HTTP(S)_PROXY in its environment (root only).
+//     of its own (with a user namespace when unprivileged), where only
+//     its loopback is up (as root; unprivileged not even that); "*"
+//     keeps the host's network. Declared host:port entries are reached
+//     through an HTTP proxy (CONNECT) of the host that admits only them,
+//     listening inside the child's namespace and named by HTTP(S)_PROXY
+//     in its environment. Unprivileged, that listener is made by a shim,
+//     this binary again, which then restricts itself and execs the
+//     target (shim_linux.go).
 //   - Pathname Unix sockets, for code without the host's network, by a
 //     seccomp filter on the same thread (Landlock restricts them only
 //     from ABI 9): see seccomp_linux.go.

@@ -17,8 +17,8 @@ type Policy struct {
 	// Network is permissions.network: empty means none (a network
 	// namespace of its own); "*" means the host's network; host:port
 	// entries are reached through a proxy that admits only them, named
-	// by HTTP(S)_PROXY in the child's environment (as root: see
-	// docs/design.md).
+	// by HTTP(S)_PROXY in the child's environment (unprivileged through
+	// the shim: see shim_linux.go).
 	Network []string
 	// Serves is set for a child that listens on a Unix socket of its
 	// own (a go-plugin plugin): without the host's network it keeps

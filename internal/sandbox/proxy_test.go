@@ -3,11 +3,17 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -15,9 +21,6 @@ import (
 // only it; nothing is reached directly.
 func TestProxy(t *testing.T) {
 	s := need(t)
-	if s.UserNS {
-		t.Skip("declared hosts need root (the proxy listens in the namespace the starting thread makes)")
-	}
 	bin, binDir := self(t)
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -52,6 +55,36 @@ func TestProxy(t *testing.T) {
 	if hits.Load() != 1 {
 		t.Errorf("the declared server saw %d requests, want 1", hits.Load())
 	}
+	if s.UserNS {
+		// Unprivileged, through the shim: the target keeps none of the
+		// capabilities the shim had in its user namespace.
+		withProc := p
+		withProc.Read = append(slices.Clone(p.Read), "/proc")
+		if ok, out := run(t, bin, withProc, "bare", ""); !ok {
+			t.Errorf("the target kept privileges: %s", out)
+		}
+		if ok, out := run(t, bin, p, "lo-up", ""); ok {
+			t.Errorf("the target could set its lo up (CAP_NET_ADMIN): %s", out)
+		}
+		// The parent-death signal survives both execs: the target dies
+		// with the thread that started it.
+		if ok, out := run(t, bin, p, "pdeathsig", ""); !ok {
+			t.Errorf("the target lost its parent-death signal: %s", out)
+		}
+	}
+	// A program that cannot be executed fails the start with its errno,
+	// as os/exec says it (unprivileged: the shim's exec reports it).
+	cmd := exec.Command(filepath.Join(binDir, "missing"))
+	release, err := Start(cmd, p, (*exec.Cmd).Start)
+	if err == nil {
+		_ = cmd.Wait()
+		release()
+		t.Fatal("a missing program started")
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Op != "fork/exec" || !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("a missing program: %v (%T), want fork/exec ...: ENOENT", err, err)
+	}
 }
 
 func TestHostKey(t *testing.T) {
@@ -83,16 +116,12 @@ func TestProxyEnv(t *testing.T) {
 	}
 }
 
-// TestLinesDeclaredHosts: where the proxy cannot be made (unprivileged),
-// `agent check` says so instead of pretending.
+// TestLinesDeclaredHosts: declared hosts work unprivileged too (the
+// shim), so `agent check` has no line about them either way.
 func TestLinesDeclaredHosts(t *testing.T) {
-	has := func(s Status) bool {
-		return strings.Contains(strings.Join(s.Lines(), "\n"), "declared hosts need root here (no proxy)")
-	}
-	if !has(Status{ABI: 7, NetNS: true, UserNS: true, ScopeIPC: true}) {
-		t.Error("unprivileged: no line about declared hosts")
-	}
-	if has(Status{ABI: 7, NetNS: true, ScopeIPC: true}) {
-		t.Error("root: a line about declared hosts")
+	for _, s := range []Status{{ABI: 7, NetNS: true, UserNS: true, ScopeIPC: true, Seccomp: true}, {ABI: 7, NetNS: true, ScopeIPC: true, Seccomp: true}} {
+		if l := s.Lines(); len(l) != 0 {
+			t.Errorf("%+v: %q, want no line", s, l)
+		}
 	}
 }

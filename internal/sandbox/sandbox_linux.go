@@ -116,9 +116,6 @@ func (s Status) Lines() []string {
 	if !s.NetNS {
 		out = append(out, "network: not sandboxed (no network namespace could be made: user namespaces are disabled here)")
 	}
-	if s.NetNS && s.UserNS {
-		out = append(out, "network: declared hosts need root here (no proxy): code that declares host:port in permissions.network gets no network unprivileged; declare \"*\" for the host's network, or run as root")
-	}
 	if s.ABI > 0 && !s.ScopeIPC {
 		out = append(out, fmt.Sprintf("signals and abstract Unix sockets: not scoped (Landlock ABI %d; 6 has scopes)", s.ABI))
 	}
@@ -134,7 +131,8 @@ func (s Status) Lines() []string {
 // through /proc/<child>/uid_map, which that (restricted) thread may not
 // write; unmapped, the child still acts with its own uid and gid on the
 // host's files (it only sees them as the overflow id, 65534) and has no
-// capability left after its exec.
+// capability left after its exec. (The shim's user namespace is
+// mapped: it is cloned from an unrestricted thread, see shim_linux.go.)
 func netns(attr *syscall.SysProcAttr, user bool) {
 	attr.Cloneflags |= syscall.CLONE_NEWNET
 	if user {
@@ -211,6 +209,13 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 	// namespace, where lo stays down (see docs/design.md).
 	ownNet := !p.HostNetwork() && netnsStarts()
 	threadNet := ownNet && !Probe().UserNS
+	hosts := p.Hosts()
+	if !ownNet {
+		hosts = nil
+	}
+	// Unprivileged, declared hosts need the shim (shim_linux.go): the
+	// child makes the proxy's listener in its own namespace.
+	viaShim := ownNet && !threadNet && len(hosts) > 0
 	if ownNet && !threadNet {
 		netns(cmd.SysProcAttr, true)
 	}
@@ -218,21 +223,22 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox rules: %w", err)
 	}
-	hosts := p.Hosts()
-	if p.HostNetwork() || !threadNet {
-		hosts = nil
-	}
 	// Code without the host's network also loses pathname Unix
 	// sockets, by a seccomp filter (Landlock restricts them from ABI 9).
 	var filter *unix.SockFprog
+	var key *filterKey
 	if !p.HostNetwork() && seccompOn() {
-		filter, err = unixFilter(filterKey{serves: p.Serves, proxied: len(hosts) > 0})
+		key = &filterKey{serves: p.Serves, proxied: len(hosts) > 0}
+		filter, err = unixFilter(*key)
 		if err != nil {
 			if fd >= 0 {
 				_ = unix.Close(fd)
 			}
 			return nil, err
 		}
+	}
+	if viaShim {
+		return startShim(cmd, fd, flags, key, hosts, start)
 	}
 	var px *proxy
 	started := make(chan error, 1)
@@ -311,6 +317,11 @@ func loopbackOnly() error {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return fmt.Errorf("sandbox: unshare(CLONE_NEWNET): %w", err)
 	}
+	return loopbackUp()
+}
+
+// loopbackUp sets lo up in the calling thread's network namespace.
+func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("sandbox: loopback: %w", err)

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	testprobe "github.com/agentskills/agent/internal/testutil/probe"
 )
@@ -30,12 +33,37 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// helper is testprobe.Try, and signal, which only this package's tests try.
+// helper is testprobe.Try, and what only this package's tests try:
+// signal the host, set lo up, and "bare" (no capability left, and
+// no_new_privs set).
 func helper(op, arg string) error {
-	if op == "signal" {
+	switch op {
+	case "signal":
 		var pid int
 		fmt.Sscan(arg, &pid)
 		return syscall.Kill(pid, syscall.SIGUSR1)
+	case "lo-up":
+		return loopbackUp()
+	case "pdeathsig":
+		var sig int
+		if err := unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&sig)), 0, 0, 0); err != nil {
+			return err
+		}
+		if sig != int(syscall.SIGKILL) {
+			return fmt.Errorf("parent-death signal %d, want SIGKILL", sig)
+		}
+		return nil
+	case "bare":
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1"} {
+			if !strings.Contains(string(b), want+"\n") {
+				return fmt.Errorf("no %q in /proc/self/status:\n%s", want, b)
+			}
+		}
+		return nil
 	}
 	return testprobe.Try(op, arg)
 }
@@ -64,6 +92,7 @@ func self(t testing.TB) (bin, dir string) {
 func run(t *testing.T, bin string, p Policy, op, arg string) (bool, string) {
 	t.Helper()
 	cmd := exec.Command(bin, arg)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = []string{"SANDBOX_HELPER=" + op}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -76,7 +105,7 @@ func run(t *testing.T, bin string, p Policy, op, arg string) (bool, string) {
 	return err == nil && strings.Contains(out.String(), "ALLOWED"), out.String()
 }
 
-func need(t *testing.T) Status {
+func need(t testing.TB) Status {
 	t.Helper()
 	s := Probe()
 	if s.ABI == 0 {
@@ -200,9 +229,10 @@ func TestHostStaysFree(t *testing.T) {
 	}
 }
 
-// TestUnprivileged runs TestPolicy and TestHostStaysFree again as nobody
-// (root passes everything): the network namespace then needs a user
-// namespace, and Landlock needs no_new_privs.
+// TestUnprivileged runs TestPolicy, TestHostStaysFree and TestProxy
+// again as nobody (root passes everything): the network namespace then
+// needs a user namespace, Landlock needs no_new_privs, and declared
+// hosts need the shim.
 func TestUnprivileged(t *testing.T) {
 	need(t)
 	if os.Getuid() != 0 {
@@ -214,10 +244,10 @@ func TestUnprivileged(t *testing.T) {
 	}
 	bin, _ := self(t)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-		bin, "-test.run=^(TestPolicy|TestHostStaysFree)$", "-test.v")
+		bin, "-test.run=^(TestPolicy|TestHostStaysFree|TestProxy)$", "-test.v")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/nonexistent"}
 	out, err := cmd.CombinedOutput()
-	if err != nil || bytes.Contains(out, []byte("--- SKIP")) || !bytes.Contains(out, []byte("--- PASS: TestPolicy")) {
+	if err != nil || bytes.Contains(out, []byte("--- SKIP")) || !bytes.Contains(out, []byte("--- PASS: TestPolicy")) || !bytes.Contains(out, []byte("--- PASS: TestProxy")) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }

@@ -302,6 +302,11 @@ func sandboxLine() string {
 	}
 	if st.NetNS {
 		parts = append(parts, "network namespaces")
+		if st.UserNS {
+			parts = append(parts, "declared hosts through a proxy (started through a shim: unprivileged)")
+		} else {
+			parts = append(parts, "declared hosts through a proxy")
+		}
 	}
 	if st.Seccomp && !st.UnixPath {
 		parts = append(parts, "seccomp (no pathname Unix sockets without network)")

@@ -203,6 +203,9 @@ func TestCheckProtections(t *testing.T) {
 		(!strings.Contains(r.Protections.Sandbox, "seccomp (no pathname Unix sockets") || strings.Contains(r.Protections.Sandbox, "pathname Unix sockets: reachable")) {
 		t.Errorf("sandbox line %q should name the seccomp filter and not call pathname Unix sockets reachable", r.Protections.Sandbox)
 	}
+	if st := sandbox.Probe(); st.NetNS != strings.Contains(r.Protections.Sandbox, "declared hosts through a proxy") {
+		t.Errorf("sandbox line %q: declared hosts through a proxy should be named exactly where network namespaces can be made (%v)", r.Protections.Sandbox, st.NetNS)
+	}
 	if !strings.Contains(human, "sandbox: "+r.Protections.Sandbox) {
 		t.Errorf("human output lacks the sandbox line:\n%s", human)
 	}

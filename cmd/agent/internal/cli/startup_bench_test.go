@@ -82,3 +82,30 @@ func BenchmarkVersionOverLibraries(b *testing.B) {
 	b.ReportMetric(float64(median(agentWall))/float64(median(libsWall)), "version/libraries")
 	b.ReportMetric(float64(median(agentCPU))/float64(median(libsCPU)), "version/libraries-cpu")
 }
+
+// BenchmarkShimEntry: what the sandbox's shim (internal/sandbox,
+// shim_linux.go) costs per start when the shim is agent itself, as for
+// the scripts and commands of the bundled plugins: agent run as a new
+// process with the shim's variable set but malformed, so that the
+// shim's entry (internal/sandbox's init, before main) exits 126 at once,
+// against `agent version` alternately; medians.
+func BenchmarkShimEntry(b *testing.B) {
+	agent := agentBinary(b)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir()}
+	var entry, version []time.Duration
+	for b.Loop() {
+		c := exec.Command(agent)
+		c.Env = append(env, "AGENT_SANDBOX_SHIM=malformed")
+		t0 := time.Now()
+		out, err := c.CombinedOutput()
+		d := time.Since(t0)
+		if c.ProcessState == nil || c.ProcessState.ExitCode() != 126 || !strings.Contains(string(out), "agent sandbox shim: malformed") {
+			b.Fatalf("agent as a malformed shim: %v\n%s", err, out)
+		}
+		entry = append(entry, d)
+		d, _ = runAgent(b, agent, env, "version")
+		version = append(version, d)
+	}
+	b.ReportMetric(float64(median(entry).Microseconds())/1000, "shim-entry-ms")
+	b.ReportMetric(float64(median(version).Microseconds())/1000, "version-ms")
+}
