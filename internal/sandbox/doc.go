@@ -24,10 +24,12 @@
 //     listening inside the child's namespace and named by HTTP(S)_PROXY
 //     in its environment. Unprivileged, that listener is made by a shim,
 //     this binary again, which then restricts itself and execs the
-//     target (shim_linux.go).
+//     target (shim_linux.go, confine/shim_linux.go).
 //   - Pathname Unix sockets, for code without the host's network, by a
 //     seccomp filter on the same thread (Landlock restricts them only
-//     from ABI 9): see seccomp_linux.go.
+//     from ABI 9): see confine/seccomp_linux.go.
 //
-// The package is a leaf: it imports nothing of the project.
+// The package imports nothing of the project but its own confine, the
+// thread-confining primitives and the shim's entry, kept apart so that
+// the entry's init runs early (see confine's doc).
 package sandbox

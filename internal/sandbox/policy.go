@@ -23,7 +23,7 @@ type Policy struct {
 	// Serves is set for a child that listens on a Unix socket of its
 	// own (a go-plugin plugin): without the host's network it keeps
 	// AF_UNIX stream sockets and loses connect(2) instead (see
-	// seccomp_linux.go).
+	// confine/seccomp_linux.go).
 	Serves bool
 }
 

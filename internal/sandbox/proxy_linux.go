@@ -194,21 +194,3 @@ func (p *proxy) close() {
 	}
 	p.wg.Wait()
 }
-
-// proxyEnv is env (os.Environ when nil) with every proxy setting
-// replaced by the proxy at addr: HTTP_PROXY and HTTPS_PROXY in both
-// cases, NO_PROXY empty (even 127.0.0.1 goes through it), ALL_PROXY
-// gone.
-func proxyEnv(env []string, addr string) []string {
-	out := make([]string, 0, len(env)+6)
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		switch strings.ToUpper(name) {
-		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY":
-			continue
-		}
-		out = append(out, kv)
-	}
-	u := "http://" + addr
-	return append(out, "HTTP_PROXY="+u, "HTTPS_PROXY="+u, "http_proxy="+u, "https_proxy="+u, "NO_PROXY=", "no_proxy=")
-}

@@ -108,14 +108,6 @@ func TestHostKey(t *testing.T) {
 	}
 }
 
-func TestProxyEnv(t *testing.T) {
-	got := proxyEnv([]string{"PATH=/bin", "https_proxy=http://corp:8080", "NO_PROXY=localhost", "all_proxy=socks5://x", "KEYBOARD=x"}, "127.0.0.1:9")
-	want := "PATH=/bin KEYBOARD=x HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 NO_PROXY= no_proxy="
-	if strings.Join(got, " ") != want {
-		t.Errorf("proxyEnv = %q, want %q", got, want)
-	}
-}
-
 // TestLinesDeclaredHosts: declared hosts work unprivileged too (the
 // shim), so `agent check` has no line about them either way.
 func TestLinesDeclaredHosts(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/agentskills/agent/internal/sandbox/confine"
 )
 
 // Status is what this kernel lets the sandbox enforce.
@@ -226,10 +228,10 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 	// Code without the host's network also loses pathname Unix
 	// sockets, by a seccomp filter (Landlock restricts them from ABI 9).
 	var filter *unix.SockFprog
-	var key *filterKey
+	var key *confine.FilterKey
 	if !p.HostNetwork() && seccompOn() {
-		key = &filterKey{serves: p.Serves, proxied: len(hosts) > 0}
-		filter, err = unixFilter(*key)
+		key = &confine.FilterKey{Serves: p.Serves, Proxied: len(hosts) > 0}
+		filter, err = confine.UnixFilter(*key)
 		if err != nil {
 			if fd >= 0 {
 				_ = unix.Close(fd)
@@ -266,10 +268,10 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 			if env == nil {
 				env = os.Environ()
 			}
-			cmd.Env = proxyEnv(env, l.Addr().String())
+			cmd.Env = confine.ProxyEnv(env, l.Addr().String())
 		}
 		if fd >= 0 {
-			if err := restrictThread(fd, flags); err != nil {
+			if err := confine.RestrictThread(fd, flags); err != nil {
 				started <- err
 				return
 			}
@@ -277,7 +279,7 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 		if filter != nil {
 			// After the proxy's listener and Landlock: the filter
 			// is the last thing this thread does before the child.
-			if err := filterThread(filter); err != nil {
+			if err := confine.FilterThread(filter); err != nil {
 				started <- err
 				return
 			}
@@ -317,40 +319,5 @@ func loopbackOnly() error {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return fmt.Errorf("sandbox: unshare(CLONE_NEWNET): %w", err)
 	}
-	return loopbackUp()
-}
-
-// loopbackUp sets lo up in the calling thread's network namespace.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("sandbox: loopback: %w", err)
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return fmt.Errorf("sandbox: loopback: %w", err)
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("sandbox: loopback flags: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("sandbox: loopback up: %w", err)
-	}
-	return nil
-}
-
-// restrictThread enforces the ruleset on the calling thread only (no
-// TSYNC flag), after no_new_privs, which Landlock requires of an
-// unprivileged thread and which is also per thread.
-func restrictThread(fd int, flags uint32) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("sandbox: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
-	}
-	flags &^= ll.FlagRestrictSelfTSync
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("sandbox: landlock_restrict_self: %w", err)
-	}
-	return nil
+	return confine.LoopbackUp()
 }

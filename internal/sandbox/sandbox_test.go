@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentskills/agent/internal/sandbox/confine"
 	testprobe "github.com/agentskills/agent/internal/testutil/probe"
 )
 
@@ -43,7 +44,7 @@ func helper(op, arg string) error {
 		fmt.Sscan(arg, &pid)
 		return syscall.Kill(pid, syscall.SIGUSR1)
 	case "lo-up":
-		return loopbackUp()
+		return confine.LoopbackUp()
 	case "pdeathsig":
 		var sig int
 		if err := unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&sig)), 0, 0, 0); err != nil {

@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentskills/agent/internal/sandbox/confine"
 )
 
 // TestSeccompFilter runs the raw syscalls the filter judges on a
@@ -52,21 +54,21 @@ func TestSeccompFilter(t *testing.T) {
 	}
 	for _, kind := range []struct {
 		name string
-		key  filterKey
+		key  confine.FilterKey
 		want func(call) error
 	}{
-		{"script", filterKey{}, func(c call) error { return c.script }},
-		{"plugin", filterKey{serves: true}, func(c call) error { return c.plugin }},
-		{"plugin with declared hosts", filterKey{serves: true, proxied: true}, func(c call) error { return c.proxyPlugin }},
+		{"script", confine.FilterKey{}, func(c call) error { return c.script }},
+		{"plugin", confine.FilterKey{Serves: true}, func(c call) error { return c.plugin }},
+		{"plugin with declared hosts", confine.FilterKey{Serves: true, Proxied: true}, func(c call) error { return c.proxyPlugin }},
 	} {
 		t.Run(kind.name, func(t *testing.T) {
-			f, err := unixFilter(kind.key)
+			f, err := confine.UnixFilter(kind.key)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := make([]error, len(calls))
 			err = onThrowawayThread(func() error {
-				if err := filterThread(f); err != nil {
+				if err := confine.FilterThread(f); err != nil {
 					return err
 				}
 				for i, c := range calls {
