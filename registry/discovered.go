@@ -2,7 +2,6 @@ package registry
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,18 +40,9 @@ func (s *Store) TrustedFoldersPath() string { return filepath.Join(s.Home, "trus
 // TrustedFolders reads the trusted discovered folders; a missing file is
 // none, a damaged one is ErrCorrupt naming it.
 func (s *Store) TrustedFolders() ([]FolderTrust, error) {
-	b, err := os.ReadFile(s.TrustedFoldersPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var f trustedFoldersFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v; fix or delete it (discovered skills are then untrusted again)", ErrCorrupt, s.TrustedFoldersPath(), err)
-	}
-	return f.Folders, nil
+	err := readState(s.TrustedFoldersPath(), &f, "fix or delete it (discovered skills are then untrusted again)")
+	return f.Folders, err
 }
 
 // TrustFolder records the discovered skill in dir as trusted, with the

@@ -104,18 +104,25 @@ type signersFile struct {
 // Signers reads the recorded signers; a missing file is none, a damaged
 // one is ErrCorrupt naming it.
 func (s *Store) Signers() ([]signing.Signer, error) {
-	b, err := os.ReadFile(s.SignersPath())
+	var f signersFile
+	err := readState(s.SignersPath(), &f, "fix it, or delete it and add the signers again (agent skill trust --signer KEY)")
+	return f.Signers, err
+}
+
+// readState decodes the JSON state file at path into v: a missing file
+// leaves v as it is, a damaged one is ErrCorrupt naming it with advice.
+func readState(path string, v any, advice string) error {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var f signersFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, s.SignersPath(), err)
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%w: %s: %v; %s", ErrCorrupt, path, err, advice)
 	}
-	return f.Signers, nil
+	return nil
 }
 
 // AddSigner records an accepted signer: its public key (the text, not a

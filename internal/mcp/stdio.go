@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentskills/agent/internal/jsontext"
 )
 
 // maxLine bounds one inbound message, as go-sdk's DefaultMaxLineLength.
@@ -342,7 +344,7 @@ func appendResponse(out []byte, resp *jsonrpc.Response) ([]byte, error) {
 		out = append(out, `,"id":`...)
 		out = strconv.AppendInt(out, id, 10)
 	default:
-		b, err := marshalRaw(id)
+		b, err := jsontext.Marshal(id)
 		if err != nil {
 			return out, fmt.Errorf("marshaling message id: %w", err)
 		}
@@ -354,7 +356,7 @@ func appendResponse(out []byte, resp *jsonrpc.Response) ([]byte, error) {
 		out = append(out, resp.Result...)
 	}
 	if resp.Error != nil {
-		b, err := marshalRaw(wireError(resp.Error))
+		b, err := jsontext.Marshal(wireError(resp.Error))
 		if err != nil {
 			return out, fmt.Errorf("marshaling message error: %w", err)
 		}
@@ -362,17 +364,6 @@ func appendResponse(out []byte, resp *jsonrpc.Response) ([]byte, error) {
 		out = append(out, b...)
 	}
 	return append(out, '}'), nil
-}
-
-// marshalRaw is json.Marshal without HTML escaping, as go-sdk encodes.
-func marshalRaw(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // wireError is how go-sdk puts an error on the wire: a jsonrpc.Error as it

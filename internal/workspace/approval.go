@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf16"
+
+	"github.com/agentskills/agent/internal/jsontext"
 )
 
 // approvalArgs is the form of a call's arguments that the user approves
@@ -27,13 +29,11 @@ func approvalArgs(args []byte) ([]byte, error) {
 	if dec.More() {
 		return nil, errors.New("text after the JSON value")
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // `a > b` stays readable
-	if err := enc.Encode(v); err != nil {
+	b, err := jsontext.Marshal(v)
+	if err != nil {
 		return nil, err
 	}
-	return []byte(EscapeControls(strings.TrimSuffix(buf.String(), "\n"))), nil
+	return []byte(EscapeControls(string(b))), nil
 }
 
 // EscapeControls escapes the runes of s that a terminal would act on or

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/jsontext"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
@@ -91,11 +90,11 @@ type skillInfo struct {
 // MarshalJSON of its own (registry.json's order), which an embedding
 // struct would otherwise inherit, dropping manifest, scripts and warnings.
 func (i skillInfo) MarshalJSON() ([]byte, error) {
-	entry, err := marshalText(i.Entry)
+	entry, err := jsontext.Marshal(i.Entry)
 	if err != nil {
 		return nil, err
 	}
-	more, err := marshalText(struct {
+	more, err := jsontext.Marshal(struct {
 		Manifest *manifest.Manifest `json:"manifest,omitempty"`
 		Scripts  []infoScript       `json:"scripts"`
 		Warnings []string           `json:"warnings"`
@@ -105,18 +104,6 @@ func (i skillInfo) MarshalJSON() ([]byte, error) {
 	}
 	// Both are objects: join their members.
 	return append(append(entry[:len(entry)-1:len(entry)-1], ','), more[1:]...), nil
-}
-
-// marshalText is json.Marshal without HTML escapes: ">=3.8" stays
-// readable, as in the rest of the output.
-func marshalText(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func infoRun(ctx context.Context, opts *infoOptions) error {

@@ -1,0 +1,20 @@
+// Package jsontext encodes JSON meant to be read: as encoding/json, but
+// without HTML escapes, so `>=3.8` and `a < b` stay as written (go-sdk
+// encodes MCP messages the same way).
+package jsontext
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Marshal is json.Marshal without HTML escapes.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
