@@ -32,6 +32,15 @@ func policy(t *testing.T, required bool, signers ...signing.Signer) *signing.Pol
 	return p
 }
 
+// signedStore is a store in a new home whose policy accepts signers and,
+// if required, refuses anything they did not sign.
+func signedStore(t *testing.T, required bool, signers ...signing.Signer) *registry.Store {
+	t.Helper()
+	s := registry.NewStore(t.TempDir())
+	s.Signatures = policy(t, required, signers...)
+	return s
+}
+
 func readFile(t *testing.T, p string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -99,9 +108,8 @@ func TestSignedOCISkill(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := registry.NewStore(t.TempDir())
+			s := signedStore(t, tc.required, signing.Signer{Key: teamPub})
 			s.OCI = client
-			s.Signatures = policy(t, tc.required, signing.Signer{Key: teamPub})
 			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil)
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
@@ -129,9 +137,8 @@ func TestSignedOCISkill(t *testing.T) {
 
 	// RequireSigned without a policy that requires it: an unsigned skill
 	// is not installed trusted without asking.
-	s := registry.NewStore(t.TempDir())
+	s := signedStore(t, false, signing.Signer{Key: teamPub})
 	s.OCI = client
-	s.Signatures = policy(t, false, signing.Signer{Key: teamPub})
 	_, err = s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: reg.Ref("team/other:1.0.0")}, RequireSigned: true}, nil)
 	if !errors.Is(err, registry.ErrNotVerified) {
 		t.Fatalf("RequireSigned, signed by another key: %v, want ErrNotVerified", err)
@@ -159,8 +166,7 @@ func TestSignedGitTag(t *testing.T) {
 	}
 
 	add := func(t *testing.T, ref string) (registry.Entry, error) {
-		s := registry.NewStore(t.TempDir())
-		s.Signatures = policy(t, false, signing.Signer{Key: pubLine, Sources: []string{url}})
+		s := signedStore(t, false, signing.Signer{Key: pubLine, Sources: []string{url}})
 		return s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: ref}}, nil)
 	}
 	tests := []struct {
@@ -201,8 +207,7 @@ func TestSignedGitTag(t *testing.T) {
 	}
 
 	// The same commit read in place (a local path: no transport).
-	s := registry.NewStore(t.TempDir())
-	s.Signatures = policy(t, true, signing.Signer{Key: pubLine})
+	s := signedStore(t, true, signing.Signer{Key: pubLine})
 	if _, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: filepath.Clean(repo.Dir())}}, nil); err != nil {
 		t.Fatalf("Add from a local path of a signed commit: %v", err)
 	}
@@ -242,8 +247,7 @@ func TestSignedGitTagGPG(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := registry.NewStore(t.TempDir())
-			s.Signatures = policy(t, true, signing.Signer{Key: key.Public})
+			s := signedStore(t, true, signing.Signer{Key: key.Public})
 			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: tc.ref}}, nil)
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
@@ -274,11 +278,7 @@ func TestSyncSeesTheSignedTag(t *testing.T) {
 	key, pubLine := gittest.SSHKey(t, "release@example.com")
 	repo.SSHSign(t, key, "tag", "-s", "v1.0.0", "-m", "release 1.0.0")
 	url := gittest.ServeRepo(t, repo)
-	required := func(t *testing.T) *registry.Store {
-		s := registry.NewStore(t.TempDir())
-		s.Signatures = policy(t, true, signing.Signer{Key: pubLine})
-		return s
-	}
+	required := func(t *testing.T) *registry.Store { return signedStore(t, true, signing.Signer{Key: pubLine}) }
 	e, err := required(t).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: "v1.0.0"}}, nil)
 	if err != nil {
 		t.Fatal(err)
