@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // Agent is one row of the agent table (agents.json): the skill folders an
@@ -171,39 +173,12 @@ func unknownAgent(n string) error {
 	for _, a := range table() {
 		names = append(names, a.Name)
 	}
-	best, dist := "", 1<<30
-	for _, c := range names {
-		if d := editDistance(n, c); d < dist {
-			best, dist = c, d
-		}
-	}
 	hint := ""
-	if dist <= 3 || strings.HasPrefix(best, n) {
+	if best := manifest.Suggest(n, names); best != "" {
 		hint = fmt.Sprintf("did you mean %q? ", best)
 	}
 	sort.Strings(names)
 	return fmt.Errorf("%w %q; %sknown agents: %s (or 'detected')", ErrUnknownAgent, n, hint, strings.Join(names, ", "))
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // Target is one folder a skill is placed in and the agents that read it.
