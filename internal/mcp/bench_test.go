@@ -36,13 +36,7 @@ func BenchmarkWarmCall(b *testing.B) {
 	args := map[string]any{"text": "hi"}
 	raw, _ := json.Marshal(args)
 	b.Run("host", func(b *testing.B) {
-		e, err := registry.NewStore(home).Get("probe")
-		if err != nil {
-			b.Fatal(err)
-		}
-		h := host.New(host.WithStateDir(filepath.Join(home, "state")))
-		defer h.Close()
-		h.Register(host.Plugin{Name: "probe", Path: e.Plugin.Path, SHA256: e.Plugin.SHA256, Dir: e.Path})
+		h := probeHost(b, home)
 		ctx := context.Background()
 		if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
 			b.Fatal(err)
@@ -60,13 +54,7 @@ func BenchmarkWarmCall(b *testing.B) {
 	// alternating makes one host call and one MCP call per iteration, so
 	// that both see the same machine load; mcp/host is the SPEC's ratio.
 	b.Run("alternating", func(b *testing.B) {
-		e, err := registry.NewStore(home).Get("probe")
-		if err != nil {
-			b.Fatal(err)
-		}
-		h := host.New(host.WithStateDir(filepath.Join(home, "state")))
-		defer h.Close()
-		h.Register(host.Plugin{Name: "probe", Path: e.Plugin.Path, SHA256: e.Plugin.SHA256, Dir: e.Path})
+		h := probeHost(b, home)
 		s := connect(b, home, nil)
 		params := &sdkmcp.CallToolParams{Name: "echo", Arguments: args}
 		ctx := context.Background()
@@ -99,13 +87,7 @@ func BenchmarkWarmCall(b *testing.B) {
 	// read from its stdout, undecoded. What it adds to the host's call is
 	// the server and the one more process hop, not a client library.
 	b.Run("alternating-raw", func(b *testing.B) {
-		e, err := registry.NewStore(home).Get("probe")
-		if err != nil {
-			b.Fatal(err)
-		}
-		h := host.New(host.WithStateDir(filepath.Join(home, "state")))
-		defer h.Close()
-		h.Register(host.Plugin{Name: "probe", Path: e.Plugin.Path, SHA256: e.Plugin.SHA256, Dir: e.Path})
+		h := probeHost(b, home)
 		cmd := exec.Command(agentBin, "mcp")
 		cmd.Env = env(home)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -177,6 +159,20 @@ func BenchmarkWarmCall(b *testing.B) {
 		}
 		cpu.report(b)
 	})
+}
+
+// probeHost is a host with home's probe plugin registered (not yet
+// started), closed when b ends: the floor the MCP calls are compared to.
+func probeHost(b *testing.B, home string) *host.Host {
+	b.Helper()
+	e, err := registry.NewStore(home).Get("probe")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := host.New(host.WithStateDir(filepath.Join(b.TempDir(), "state")))
+	b.Cleanup(func() { _ = h.Close() })
+	h.Register(host.Plugin{Name: "probe", Path: e.Plugin.Path, SHA256: e.Plugin.SHA256, Dir: e.Path})
+	return h
 }
 
 // cpuMeter measures the CPU time this process and the given processes use
@@ -295,13 +291,7 @@ func benchInProcess(b *testing.B, st, ct sdkmcp.Transport) {
 func BenchmarkWarmCallServer(b *testing.B) {
 	home := sharedHome(b)
 	raw := json.RawMessage(`{"text":"hi"}`)
-	e, err := registry.NewStore(home).Get("probe")
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := host.New(host.WithStateDir(filepath.Join(b.TempDir(), "state")))
-	defer h.Close()
-	h.Register(host.Plugin{Name: "probe", Path: e.Plugin.Path, SHA256: e.Plugin.SHA256, Dir: e.Path})
+	h := probeHost(b, home)
 	serve := func(viaSDK bool) (send func(string), recv func() []byte) {
 		srv, err := mcp.New(context.Background(), mcp.Options{
 			Load: func(ctx context.Context) (*workspace.Workspace, error) {

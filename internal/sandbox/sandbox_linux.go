@@ -300,6 +300,12 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 		}
 		return nil, err
 	}
+	return releaseOnce(done, px), nil
+}
+
+// releaseOnce is Start's release: it lets the starting thread go (done) and
+// closes the proxy, if any, once.
+func releaseOnce(done chan struct{}, px *proxy) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -308,7 +314,7 @@ func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func()
 				px.close()
 			}
 		})
-	}, nil
+	}
 }
 
 // loopbackOnly moves the calling thread to a new network namespace and

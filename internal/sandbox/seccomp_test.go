@@ -4,11 +4,8 @@ package sandbox
 
 import (
 	"errors"
-	"os/exec"
 	"runtime"
-	"slices"
 	"testing"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -121,37 +118,14 @@ func BenchmarkSeccomp(b *testing.B) {
 	}
 	bin, binDir := self(b)
 	p := Policy{Read: append([]string{binDir}, SystemLibs...)}
-	start := func(on bool) time.Duration {
-		seccompOn = func() bool { return on }
-		defer func() { seccompOn = func() bool { return Probe().Seccomp } }()
-		t0 := time.Now()
-		cmd := exec.Command(bin, bin)
-		cmd.Env = []string{"SANDBOX_HELPER=read"}
-		release, err := Start(cmd, p, (*exec.Cmd).Start)
-		if err != nil {
-			b.Fatal(err)
+	run := func(on bool) func() {
+		return func() {
+			seccompOn = func() bool { return on }
+			defer func() { seccompOn = func() bool { return Probe().Seccomp } }()
+			startHelper(b, bin, p)
 		}
-		err = cmd.Wait()
-		release()
-		if err != nil {
-			b.Fatal(err)
-		}
-		return time.Since(t0)
 	}
-	start(true)
-	start(false)
-	var on, off []time.Duration
-	b.ResetTimer()
-	for range b.N {
-		on = append(on, start(true))
-		off = append(off, start(false))
-	}
-	b.StopTimer()
-	median := func(v []time.Duration) float64 {
-		slices.Sort(v)
-		return float64(v[len(v)/2]) / float64(time.Millisecond)
-	}
-	mon, moff := median(on), median(off)
+	mon, moff := alternate(b, run(true), run(false))
 	b.ReportMetric(mon, "seccomp-ms")
 	b.ReportMetric(moff, "noseccomp-ms")
 	b.ReportMetric(mon/moff, "ratio")

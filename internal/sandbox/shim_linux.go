@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -136,15 +135,7 @@ func startShim(cmd *exec.Cmd, ruleset int, flags uint32, filter *confine.FilterK
 	if err := <-started; err != nil {
 		return nil, err
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(done)
-			if px != nil {
-				px.close()
-			}
-		})
-	}, nil
+	return releaseOnce(done, px), nil
 }
 
 // readShim reads what the shim says until its end of the socket

@@ -50,38 +50,51 @@ func BenchmarkShim(b *testing.B) {
 	p := Policy{Read: append([]string{binDir}, SystemLibs...)}
 	declared := p
 	declared.Network = []string{"127.0.0.1:9"}
-	start := func(p Policy) time.Duration {
+	ms, md := alternate(b, func() { startHelper(b, bin, declared) }, func() { startHelper(b, bin, p) })
+	b.ReportMetric(ms, "shim-ms")
+	b.ReportMetric(md, "direct-ms")
+	b.ReportMetric(ms/md, "ratio")
+}
+
+// startHelper starts the test binary's read helper under p and waits
+// for it.
+func startHelper(b *testing.B, bin string, p Policy) {
+	cmd := exec.Command(bin, bin)
+	cmd.Env = []string{"SANDBOX_HELPER=read"}
+	release, err := Start(cmd, p, (*exec.Cmd).Start)
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = cmd.Wait()
+	release()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// alternate runs x and y in turn, once each to warm up and then b.N
+// times, and returns the median milliseconds of each: both see the same
+// load.
+func alternate(b *testing.B, x, y func()) (mx, my float64) {
+	timed := func(f func()) time.Duration {
 		t0 := time.Now()
-		cmd := exec.Command(bin, bin)
-		cmd.Env = []string{"SANDBOX_HELPER=read"}
-		release, err := Start(cmd, p, (*exec.Cmd).Start)
-		if err != nil {
-			b.Fatal(err)
-		}
-		err = cmd.Wait()
-		release()
-		if err != nil {
-			b.Fatal(err)
-		}
+		f()
 		return time.Since(t0)
 	}
-	start(declared)
-	start(p)
-	var shim, direct []time.Duration
+	x()
+	y()
+	var xs, ys []time.Duration
 	b.ResetTimer()
 	for range b.N {
-		shim = append(shim, start(declared))
-		direct = append(direct, start(p))
+		xs = append(xs, timed(x))
+		ys = append(ys, timed(y))
 	}
 	b.StopTimer()
 	median := func(v []time.Duration) float64 {
 		slices.Sort(v)
 		return float64(v[len(v)/2]) / float64(time.Millisecond)
 	}
-	ms, md := median(shim), median(direct)
-	b.ReportMetric(ms, "shim-ms")
-	b.ReportMetric(md, "direct-ms")
-	b.ReportMetric(ms/md, "ratio")
+	return median(xs), median(ys)
 }
 
 // relayAsNobody runs benchmark name of bin as nobody and reports its
