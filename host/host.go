@@ -290,62 +290,48 @@ func (h *Host) Invoke(ctx context.Context, name, tool string, args json.RawMessa
 		return h.answer(ctx, pr, inst, tool, res, err)
 	}
 	// The plugin learns the call's deadline from metadata and its handler
-	// is canceled then; the gRPC call itself lives cancelGrace longer, so
-	// that the host hears whether the handler stopped. Only a plugin that
-	// ignores the cancellation that long is killed. A cancel by the caller
-	// (not a deadline) cancels the gRPC call at once.
-	rpcCtx, cancelRPC := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(h.cfg.cancelGrace))
+	// is canceled then. The gRPC call itself is canceled cancelGrace
+	// later, so that the host hears whether the handler stopped; only a
+	// plugin that ignores the cancellation that long is killed. A cancel
+	// by the caller (not a deadline) cancels the gRPC call at once. The
+	// call runs on the caller's goroutine and the gRPC call carries no
+	// deadline of its own: a goroutine per call and a second deadline
+	// (a header, and timers in both processes) were 0.2× of a warm call.
+	rpcCtx, cancelRPC := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelRPC(nil)
 	rpcCtx = metadata.AppendToOutgoingContext(rpcCtx, sdk.MetadataDeadline, strconv.FormatInt(dl.UnixNano(), 10))
 	stop := context.AfterFunc(ctx, func() {
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			cancelRPC()
-		}
-	})
-	type answer struct {
-		res sdk.Result
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := inst.skill.Invoke(rpcCtx, tool, args)
-		done <- answer{res, err}
-	}()
-	select {
-	case a := <-done:
-		stop()
-		cancelRPC()
-		return h.answer(ctx, pr, inst, tool, a.res, a.err)
-	case <-ctx.Done():
-	}
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		a := <-done // canceled at once by the AfterFunc
-		cancelRPC()
-		return h.answer(ctx, pr, inst, tool, a.res, a.err)
-	}
-	// Past the deadline: answer now, and stop the plugin only if its
-	// handler does not return within the grace period.
-	h.bg.Add(1)
-	go func() {
-		defer h.bg.Done()
-		defer cancelRPC()
-		a := <-done
-		if a.err == nil {
+			cancelRPC(nil)
 			return
 		}
+		time.AfterFunc(h.cfg.cancelGrace, func() { cancelRPC(errIgnoredCancel) })
+	})
+	res, err := inst.skill.Invoke(rpcCtx, tool, args)
+	stop()
+	if err != nil && errors.Is(context.Cause(rpcCtx), errIgnoredCancel) {
 		var te *sdk.Error
-		if errors.As(a.err, &te) && !errors.Is(a.err, sdk.ErrTransport) {
-			return // the handler answered (most likely "canceled")
+		if !errors.As(err, &te) || errors.Is(err, sdk.ErrTransport) {
+			h.detach(pr, inst)
+			h.retire(inst, true)
+			return sdk.Result{}, sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s and ignored the cancellation for %s, so its plugin was stopped; it starts again on the next call",
+				pr.p.Name, tool, h.limitNote(), h.cfg.cancelGrace)
 		}
-		h.detach(pr, inst)
-		h.retire(inst, true)
-	}()
-	limit := ""
-	if h.cfg.callTimeout > 0 {
-		limit = fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
 	}
-	return sdk.Result{}, sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the call was canceled, and a plugin that ignores that for %s is stopped and starts again on the next call",
-		pr.p.Name, tool, limit, h.cfg.cancelGrace)
+	return h.answer(ctx, pr, inst, tool, res, err)
 }
+
+// limitNote names the host's own call timeout in a timeout message.
+func (h *Host) limitNote() string {
+	if h.cfg.callTimeout > 0 {
+		return fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
+	}
+	return ""
+}
+
+// errIgnoredCancel ends the gRPC call of a handler that did not stop
+// within cancelGrace of its deadline.
+var errIgnoredCancel = errors.New("the handler ignored its deadline")
 
 // answer turns what the plugin said into the caller's result.
 func (h *Host) answer(ctx context.Context, pr *proc, inst *instance, tool string, res sdk.Result, err error) (sdk.Result, error) {
@@ -375,11 +361,7 @@ func (h *Host) transportFailure(ctx context.Context, pr *proc, inst *instance, t
 	case deadlinePassed(ctx) || errors.Is(ctx.Err(), context.DeadlineExceeded) || code == codes.DeadlineExceeded:
 		// The handler answered, or the call was cut, at its deadline; a
 		// plugin that ignores cancellation is dealt with in Invoke.
-		limit := ""
-		if h.cfg.callTimeout > 0 {
-			limit = fmt.Sprintf(" (call timeout %s)", h.cfg.callTimeout)
-		}
-		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the call was canceled", name, tool, limit)
+		return sdk.Errorf(sdk.CodeTimeout, "%s.%s did not finish before its deadline%s; the call was canceled", name, tool, h.limitNote())
 	case errors.Is(ctx.Err(), context.Canceled):
 		// Only the caller's own cancel: codes.Canceled with a live ctx is
 		// gRPC closing the connection of a plugin that was stopped or

@@ -39,14 +39,20 @@ func (t *directCalls) Connect(ctx context.Context) (sdkmcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &directConn{Connection: c, s: t.s, running: map[jsonrpc.ID]context.CancelFunc{}, work: make(chan func()), closed: make(chan struct{})}, nil
+	dc := &directConn{Connection: c, s: t.s, running: map[jsonrpc.ID]context.CancelFunc{}, work: make(chan func()), closed: make(chan struct{})}
+	if in, ok := c.(inliner); ok {
+		// stdio: a call runs on the goroutine that read its line.
+		dc.inlined = in.setInline(dc.claim)
+	}
+	return dc, nil
 }
 
 type directConn struct {
 	sdkmcp.Connection
 	s *Server
 
-	session *sdkmcp.ServerSession // once found; only Read uses it
+	session *sdkmcp.ServerSession // once found; only claim uses it, one goroutine at a time
+	inlined bool                  // the connection below calls claim as it reads
 
 	mu      sync.Mutex
 	running map[jsonrpc.ID]context.CancelFunc
@@ -97,24 +103,38 @@ func (c *directConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.cancel(req.Params)
 			return m, nil // go-sdk ignores an id it is not running
 		}
-		if req.Method != "tools/call" || !req.IsCall() {
-			return m, nil
+		if c.inlined {
+			return m, nil // the reader offered it to claim already
 		}
-		call, ok := c.direct(req)
+		run, ok := c.claim(req)
 		if !ok {
 			return m, nil
 		}
-		c.mu.Lock()
-		if _, dup := c.running[req.ID]; dup {
-			c.mu.Unlock()
-			return m, nil // go-sdk decides about a reused id
-		}
-		callCtx, cancel := context.WithCancel(context.Background())
-		c.running[req.ID] = cancel
-		c.mu.Unlock()
-		id := req.ID
-		c.run(func() { c.answer(callCtx, id, call) })
+		c.run(run)
 	}
+}
+
+// claim takes m when it is a call this connection answers: the call is
+// marked running, and run answers it.
+func (c *directConn) claim(m jsonrpc.Message) (run func(), ok bool) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || req.Method != "tools/call" || !req.IsCall() {
+		return nil, false
+	}
+	call, ok := c.direct(req)
+	if !ok {
+		return nil, false
+	}
+	c.mu.Lock()
+	if _, dup := c.running[req.ID]; dup {
+		c.mu.Unlock()
+		return nil, false // go-sdk decides about a reused id
+	}
+	callCtx, cancel := context.WithCancel(context.Background())
+	c.running[req.ID] = cancel
+	c.mu.Unlock()
+	id := req.ID
+	return func() { c.answer(callCtx, id, call) }, true
 }
 
 // directCall is one tools/call the connection answers itself.

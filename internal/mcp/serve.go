@@ -130,6 +130,21 @@ func (c *eofConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return m, err
 }
 
+// setInline passes claim on to the connection below, counting the calls
+// it claims as pending like the ones Read returns.
+func (c *eofConn) setInline(claim func(jsonrpc.Message) (func(), bool)) bool {
+	in, ok := c.Connection.(inliner)
+	return ok && in.setInline(func(m jsonrpc.Message) (func(), bool) {
+		run, ok := claim(m)
+		if ok {
+			c.mu.Lock()
+			c.pending[m.(*jsonrpc.Request).ID] = true
+			c.mu.Unlock()
+		}
+		return run, ok
+	})
+}
+
 func (c *eofConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, m)
 	if resp, ok := m.(*jsonrpc.Response); ok {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,17 +39,12 @@ type lineTransport struct {
 }
 
 func (t *lineTransport) Connect(context.Context) (sdkmcp.Connection, error) {
-	c := &lineConn{
+	return &lineConn{
 		r:        t.r,
 		w:        t.w,
 		incoming: make(chan inbound),
 		closed:   make(chan struct{}),
-	}
-	// Reads block in a goroutine of their own so that Close unblocks
-	// Read even when the underlying read of stdin cannot be interrupted
-	// (go-sdk#224).
-	go c.readLoop()
-	return c, nil
+	}, nil
 }
 
 type inbound struct {
@@ -74,6 +70,42 @@ type lineConn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
+
+	// Reads block in a goroutine of their own, started by the first
+	// Read, so that Close unblocks Read even when the underlying read of
+	// stdin cannot be interrupted (go-sdk#224).
+	startOnce sync.Once
+	claim     func(jsonrpc.Message) (run func(), ok bool) // see setInline
+}
+
+// inliner is a connection whose reading goroutine can run calls itself.
+type inliner interface {
+	// setInline makes the reading goroutine offer each message it reads
+	// (batches aside) to claim, before the first Read. A message claimed
+	// is not returned by Read: the reader runs run, which answers it,
+	// before it reads on, unless run takes longer than inlineFor or more
+	// input is already buffered; then another goroutine reads on. It
+	// reports false when the connection cannot (a wrapper of another).
+	setInline(claim func(jsonrpc.Message) (run func(), ok bool)) bool
+}
+
+// inlineFor is how long a call run by the reading goroutine may hold up
+// reading (a cancel, a concurrent call) before another goroutine reads.
+// A warm tools/call is a few tenths of a millisecond: each goroutine the
+// line passes through on the way to the plugin and back costs a wakeup,
+// and these were a third of the MCP path's cost (docs/benchmarks.md).
+const inlineFor = time.Millisecond
+
+func (c *lineConn) setInline(claim func(jsonrpc.Message) (func(), bool)) bool {
+	c.claim = claim
+	return true
+}
+
+// lineReader is the state of reading the input; one goroutine at a time
+// reads with it.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte // a line longer than br's buffer, reused
 }
 
 // lineBatch gathers the responses to one incoming JSON-RPC batch (MCP
@@ -88,29 +120,45 @@ var _ sdkmcp.Connection = (*lineConn)(nil)
 
 func (c *lineConn) SessionID() string { return "" }
 
-func (c *lineConn) readLoop() {
-	br := bufio.NewReaderSize(c.r, 64<<10)
-	var long []byte // a line longer than br's buffer, reused
+func (c *lineConn) readLoop(r *lineReader) {
+	var follow *time.Timer // hands reading over to a new goroutine
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := r.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxLine {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
+			r.long = append(r.long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(r.long) <= maxLine {
+				line, err = r.br.ReadSlice('\n')
+				r.long = append(r.long, line...)
 			}
-			if len(long) > maxLine {
+			if len(r.long) > maxLine {
 				err = fmt.Errorf("an inbound JSON-RPC message is longer than %d bytes", maxLine)
 			}
-			line = long
-			if cap(long) > 1<<20 {
-				long = nil // do not hold on to one huge message
+			line = r.long
+			if cap(r.long) > 1<<20 {
+				r.long = nil // do not hold on to one huge message
 			}
 		}
 		var in inbound
 		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && (err == nil || err == io.EOF) {
 			in.msgs, in.batch, in.err = decodeLine(trimmed)
 			if in.err == nil && len(in.msgs) == 0 {
+				continue
+			}
+			if run, ok := c.claimed(in, err); ok {
+				if r.br.Buffered() > 0 {
+					go c.readLoop(r)
+					run()
+					return
+				}
+				if follow == nil {
+					follow = time.AfterFunc(inlineFor, func() { c.readLoop(r) })
+				} else {
+					follow.Reset(inlineFor)
+				}
+				run()
+				if !follow.Stop() {
+					return // another goroutine reads now
+				}
 				continue
 			}
 		} else if err == nil {
@@ -134,6 +182,18 @@ func (c *lineConn) readLoop() {
 			return
 		}
 	}
+}
+
+// claimed offers a single message, read whole, to the claim of
+// setInline, and notes a claimed call for the cancellation of its answer.
+func (c *lineConn) claimed(in inbound, readErr error) (run func(), ok bool) {
+	if c.claim == nil || readErr != nil || in.err != nil || in.batch {
+		return nil, false
+	}
+	if run, ok = c.claim(in.msgs[0]); ok {
+		c.cancelled.read(in.msgs[0])
+	}
+	return run, ok
 }
 
 func decodeLine(line []byte) (msgs []jsonrpc.Message, batch bool, err error) {
@@ -220,6 +280,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c.startOnce.Do(func() { go c.readLoop(&lineReader{br: bufio.NewReaderSize(c.r, 64<<10)}) })
 	if len(c.queue) > 0 {
 		m := c.queue[0]
 		c.queue = c.queue[1:]
