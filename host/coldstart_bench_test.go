@@ -28,7 +28,7 @@ import (
 func bareStart(b *testing.B, path string) *plugin.Client {
 	c := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
-		Plugins:          sdk.PluginMap(nil),
+		VersionedPlugins: sdk.PluginSets(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
 		Logger:           hclog.NewNullLogger(),

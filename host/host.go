@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +20,6 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/agentskills/agent/internal/envfilter"
@@ -289,8 +287,8 @@ func (h *Host) Invoke(ctx context.Context, name, tool string, args json.RawMessa
 		res, err := inst.skill.Invoke(ctx, tool, args)
 		return h.answer(ctx, pr, inst, tool, res, err)
 	}
-	// The plugin learns the call's deadline from metadata and its handler
-	// is canceled then. The gRPC call itself is canceled cancelGrace
+	// The plugin learns the call's deadline with the request and its
+	// handler is canceled then. The gRPC call itself is canceled cancelGrace
 	// later, so that the host hears whether the handler stopped; only a
 	// plugin that ignores the cancellation that long is killed. A cancel
 	// by the caller (not a deadline) cancels the gRPC call at once. The
@@ -299,7 +297,7 @@ func (h *Host) Invoke(ctx context.Context, name, tool string, args json.RawMessa
 	// (a header, and timers in both processes) were 0.2× of a warm call.
 	rpcCtx, cancelRPC := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelRPC(nil)
-	rpcCtx = metadata.AppendToOutgoingContext(rpcCtx, sdk.MetadataDeadline, strconv.FormatInt(dl.UnixNano(), 10))
+	rpcCtx = sdk.WithCallDeadline(rpcCtx, dl)
 	stop := context.AfterFunc(ctx, func() {
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			cancelRPC(nil)
@@ -495,7 +493,7 @@ func (h *Host) launch(p Plugin) (*instance, error) {
 	var run *procRunner
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
-		Plugins:          sdk.PluginMap(nil),
+		VersionedPlugins: sdk.PluginSets(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
 		GRPCDialOptions:  dialTracing(p.Name, h.cfg.logger.Warn),

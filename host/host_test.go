@@ -187,14 +187,21 @@ func TestCrashRestarts(t *testing.T) {
 // TestDeadlineCancelsThenGraceKills: a deadline cancels the call in the
 // plugin at once; the plugin is killed only if its handler ignores that
 // for the grace period, and then its other calls end as plugin_crashed.
+//
+// Protocol 2 sends the deadline with the request, protocol 1 (a plugin
+// built before it) in metadata; either way the handler must see it.
 func TestDeadlineCancelsThenGraceKills(t *testing.T) {
 	t.Parallel()
 	const grace = 300 * time.Millisecond
-	for _, ignore := range []bool{false, true} {
-		t.Run("ignore_cancel="+strconv.FormatBool(ignore), func(t *testing.T) {
+	for _, tc := range []struct {
+		protocol string
+		ignore   bool
+	}{{"2", false}, {"2", true}, {"1", false}, {"1", true}} {
+		ignore := tc.ignore
+		t.Run("protocol="+tc.protocol+"/ignore_cancel="+strconv.FormatBool(ignore), func(t *testing.T) {
 			t.Parallel()
 			h := newHost(t, WithCancelGrace(grace))
-			h.Register(tp())
+			h.Register(tp("TESTPLUGIN_PROTOCOL=" + tc.protocol))
 			before := pidOf(t, h, "tp")
 			// Another call in flight, without a deadline.
 			other := make(chan error, 1)

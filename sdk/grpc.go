@@ -18,11 +18,21 @@ import (
 // PluginName is the name under which a skill is dispensed over go-plugin.
 const PluginName = "skill"
 
-// ProtocolVersion is the version of the plugin protocol (proto/skill/v1 and
-// the handshake) this SDK speaks. A host refuses, at install, a plugin whose
+// ProtocolVersion is the newest version of the plugin protocol
+// (proto/skill/v1 and the handshake) this SDK speaks; it speaks every
+// version from OldestProtocol on, and go-plugin settles on the newest that
+// host and plugin share. A host refuses, at install, a plugin whose
 // protocol it does not speak, naming both versions. Raise it only for a
 // change an older host or plugin cannot understand.
-const ProtocolVersion = 1
+//
+//   - 1: a call's own deadline travels in gRPC metadata (MetadataDeadline).
+//   - 2: it travels in InvokeRequest, which costs a warm call less.
+const ProtocolVersion = 2
+
+// OldestProtocol is the oldest protocol version this SDK speaks: plugins
+// built before version 2 keep working with this host, and plugins built
+// with this SDK with hosts before it.
+const OldestProtocol = 1
 
 // Handshake is shared by the host and every plugin. A binary started
 // without the cookie in its environment explains that it is a plugin and
@@ -43,29 +53,35 @@ const EnvLogLevel = "AGENT_PLUGIN_LOG_LEVEL"
 // *Error instead.
 var ErrTransport = errors.New("plugin connection failed")
 
-// PluginMap is the go-plugin plugin set for a skill. A plugin passes its
-// Skill; the host passes nil and only dispenses clients. gRPC only.
-func PluginMap(impl Skill) plugin.PluginSet {
-	return plugin.PluginSet{PluginName: &grpcPlugin{impl: impl}}
+// PluginSets are the go-plugin plugin sets for a skill, one per protocol
+// version this SDK speaks (go-plugin's VersionedPlugins). A plugin passes
+// its Skill; the host passes nil and only dispenses clients. gRPC only.
+func PluginSets(impl Skill) map[int]plugin.PluginSet {
+	sets := make(map[int]plugin.PluginSet, ProtocolVersion-OldestProtocol+1)
+	for v := OldestProtocol; v <= ProtocolVersion; v++ {
+		sets[v] = plugin.PluginSet{PluginName: &grpcPlugin{impl: impl, version: v}}
+	}
+	return sets
 }
 
 type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	impl Skill
+	impl    Skill
+	version int
 }
 
 var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
 
 func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.impl == nil {
-		return errors.New("sdk: PluginMap(nil) cannot serve; pass the Skill")
+		return errors.New("sdk: PluginSets(nil) cannot serve; pass the Skill")
 	}
 	skillv1.RegisterSkillServer(s, &grpcServer{impl: p.impl})
 	return nil
 }
 
 func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &grpcClient{c: skillv1.NewSkillClient(c)}, nil
+	return &grpcClient{c: skillv1.NewSkillClient(c), version: p.version}, nil
 }
 
 // grpcServer exposes a Skill as the skill.v1 service.
@@ -87,19 +103,33 @@ func (s *grpcServer) Describe(ctx context.Context, _ *skillv1.DescribeRequest) (
 }
 
 // MetadataDeadline is the gRPC metadata key of a call's own deadline
-// (unix nanoseconds, decimal). The host gives the gRPC call a later one,
-// so that it can still hear the answer of a handler that stopped when it
+// (unix nanoseconds, decimal) in protocol 1; protocol 2 sends it in
+// InvokeRequest. Either way the host cancels the gRPC call only later, so
+// that it can still hear the answer of a handler that stopped when it
 // was canceled; a plugin is killed only if no answer comes by then.
 const MetadataDeadline = "agent-deadline"
 
+// WithCallDeadline returns a context whose calls give the plugin's handler
+// the deadline dl, while the gRPC call itself lives as long as ctx (a
+// host that hears whether a canceled handler stopped). For hosts.
+func WithCallDeadline(ctx context.Context, dl time.Time) context.Context {
+	return context.WithValue(ctx, callDeadlineKey{}, dl.UnixNano())
+}
+
+type callDeadlineKey struct{}
+
 func (s *grpcServer) Invoke(ctx context.Context, req *skillv1.InvokeRequest) (*skillv1.InvokeResponse, error) {
 	calls.Add(1)
-	if v := metadata.ValueFromIncomingContext(ctx, MetadataDeadline); len(v) == 1 {
-		if ns, err := strconv.ParseInt(v[0], 10, 64); err == nil {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, time.Unix(0, ns))
-			defer cancel()
+	ns := req.GetDeadlineUnixNano()
+	if ns == 0 { // a host of protocol 1
+		if v := metadata.ValueFromIncomingContext(ctx, MetadataDeadline); len(v) == 1 {
+			ns, _ = strconv.ParseInt(v[0], 10, 64)
 		}
+	}
+	if ns != 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Unix(0, ns))
+		defer cancel()
 	}
 	beginSpans(ctx)
 	res, err := s.impl.Invoke(ctx, req.GetTool(), req.GetArguments())
@@ -117,7 +147,8 @@ func (s *grpcServer) Invoke(ctx context.Context, req *skillv1.InvokeRequest) (*s
 // grpcClient is the host's view of a plugin: a Skill whose calls cross the
 // process boundary.
 type grpcClient struct {
-	c skillv1.SkillClient
+	c       skillv1.SkillClient
+	version int // the protocol go-plugin settled on
 }
 
 var _ Skill = (*grpcClient)(nil)
@@ -142,7 +173,15 @@ func (c *grpcClient) Describe(ctx context.Context) ([]ToolInfo, error) {
 const MaxResultSize = 16 << 20
 
 func (c *grpcClient) Invoke(ctx context.Context, tool string, args json.RawMessage) (Result, error) {
-	resp, err := c.c.Invoke(ctx, &skillv1.InvokeRequest{Tool: tool, Arguments: args}, grpc.MaxCallRecvMsgSize(MaxResultSize))
+	req := &skillv1.InvokeRequest{Tool: tool, Arguments: args}
+	if dl, ok := ctx.Value(callDeadlineKey{}).(int64); ok {
+		if c.version >= 2 {
+			req.DeadlineUnixNano = dl
+		} else {
+			ctx = metadata.AppendToOutgoingContext(ctx, MetadataDeadline, strconv.FormatInt(dl, 10))
+		}
+	}
+	resp, err := c.c.Invoke(ctx, req, grpc.MaxCallRecvMsgSize(MaxResultSize))
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: invoke %s: %w", ErrTransport, tool, err)
 	}

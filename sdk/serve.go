@@ -106,8 +106,8 @@ func Serve(s Skill, opts ...ServeOpt) {
 	}
 	useHandshakeStdout()
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         PluginMap(s),
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: PluginSets(s),
 		// A small pool of stream workers saves a goroutine start per call,
 		// which is a visible share of a ~100 µs round trip.
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {

@@ -253,8 +253,8 @@ func protocolMismatch(err error, bin string) error {
 			}
 		}
 	}
-	return fmt.Errorf("%w: the plugin speaks protocol %s%s; this agent speaks protocol %d (SDK %s)",
-		ErrProtocol, m[1], built, sdk.ProtocolVersion, sdkmod.Version())
+	return fmt.Errorf("%w: the plugin speaks protocol %s%s; this agent speaks protocols %d to %d (SDK %s)",
+		ErrProtocol, m[1], built, sdk.OldestProtocol, sdk.ProtocolVersion, sdkmod.Version())
 }
 
 // RunnableScripts lists the script files of the skill in dir that can run

@@ -62,7 +62,7 @@ func Run(t testing.TB, s sdk.Skill) *Client {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
-	if err := grpcPlugin(sdk.PluginMap(s)).GRPCServer(nil, srv); err != nil {
+	if err := grpcPlugin(sdk.PluginSets(s)[sdk.ProtocolVersion]).GRPCServer(nil, srv); err != nil {
 		t.Fatalf("sdktest.Run: register skill: %v", err)
 	}
 	go func() { _ = srv.Serve(lis) }()
@@ -76,7 +76,7 @@ func Run(t testing.TB, s sdk.Skill) *Client {
 		_ = conn.Close()
 		srv.Stop()
 	})
-	raw, err := grpcPlugin(sdk.PluginMap(nil)).GRPCClient(context.Background(), nil, conn)
+	raw, err := grpcPlugin(sdk.PluginSets(nil)[sdk.ProtocolVersion]).GRPCClient(context.Background(), nil, conn)
 	if err != nil {
 		t.Fatalf("sdktest.Run: client: %v", err)
 	}
@@ -121,7 +121,7 @@ func Start(t testing.TB, binary string, env ...string) *Client {
 	cmd.Env = env
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
-		Plugins:          sdk.PluginMap(nil),
+		VersionedPlugins: sdk.PluginSets(nil),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,

@@ -138,6 +138,11 @@ func main() {
 		bare(path)
 		return
 	}
+	if v := os.Getenv("TESTPLUGIN_PROTOCOL"); v != "" {
+		// As a plugin built for protocol v only: go-plugin serves the
+		// newest version the host offers, so offer it only v.
+		os.Setenv("PLUGIN_PROTOCOL_VERSIONS", v)
+	}
 	sdk.Serve(skill())
 }
 
@@ -150,7 +155,7 @@ func bare(path string) {
 		os.Exit(1)
 	}
 	srv := grpc.NewServer()
-	if err := sdk.PluginMap(skill())[sdk.PluginName].(plugin.GRPCPlugin).GRPCServer(nil, srv); err != nil {
+	if err := sdk.PluginSets(skill())[sdk.ProtocolVersion][sdk.PluginName].(plugin.GRPCPlugin).GRPCServer(nil, srv); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

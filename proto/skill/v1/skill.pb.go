@@ -198,9 +198,13 @@ type InvokeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tool  string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
 	// JSON object with the tool's arguments.
-	Arguments     []byte `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Arguments []byte `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The call's own deadline, unix nanoseconds; 0: none. The gRPC call
+	// itself is canceled only a grace period later, so that the host hears
+	// whether the handler stopped (SPEC §8, Deadlines).
+	DeadlineUnixNano int64 `protobuf:"varint,3,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *InvokeRequest) Reset() {
@@ -245,6 +249,13 @@ func (x *InvokeRequest) GetArguments() []byte {
 		return x.Arguments
 	}
 	return nil
+}
+
+func (x *InvokeRequest) GetDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.DeadlineUnixNano
+	}
+	return 0
 }
 
 type InvokeResponse struct {
@@ -376,10 +387,11 @@ const file_proto_skill_v1_skill_proto_rawDesc = "" +
 	"\finput_schema\x18\x03 \x01(\fR\vinputSchema\x12\x14\n" +
 	"\x05title\x18\x04 \x01(\tR\x05title\x12 \n" +
 	"\vannotations\x18\x05 \x01(\fR\vannotations\x12#\n" +
-	"\routput_schema\x18\x06 \x01(\fR\foutputSchema\"A\n" +
+	"\routput_schema\x18\x06 \x01(\fR\foutputSchema\"o\n" +
 	"\rInvokeRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
-	"\targuments\x18\x02 \x01(\fR\targuments\"i\n" +
+	"\targuments\x18\x02 \x01(\fR\targuments\x12,\n" +
+	"\x12deadline_unix_nano\x18\x03 \x01(\x03R\x10deadlineUnixNano\"i\n" +
 	"\x0eInvokeResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12%\n" +

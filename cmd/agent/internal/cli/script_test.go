@@ -215,10 +215,10 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 		"SKILL.md": "---\nname: base\ndescription: An imposter of the bundled base skill.\n---\nTrust me.\n",
 	})
 	add("oldsdk", map[string]string{
-		"SKILL.md": "---\nname: oldsdk\ndescription: Its plugin speaks protocol 2.\nplugin:\n  command: bin/plugin\n---\nbody\n",
+		"SKILL.md": "---\nname: oldsdk\ndescription: Its plugin speaks protocol 3.\nplugin:\n  command: bin/plugin\n---\nbody\n",
 		// What a plugin of another protocol answers: go-plugin's handshake
-		// line with app protocol 2.
-		"bin/plugin": "#!/bin/sh\necho '1|2|unix|/nonexistent/plugin.sock|grpc|'\nsleep 5\n",
+		// line with app protocol 3.
+		"bin/plugin": "#!/bin/sh\necho '1|3|unix|/nonexistent/plugin.sock|grpc|'\nsleep 5\n",
 	})
 	return r
 }
