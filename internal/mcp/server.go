@@ -343,6 +343,9 @@ func (s *Server) Run(ctx context.Context) {
 func (s *Server) callContext(ctx context.Context, ss *sdkmcp.ServerSession) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	stopLife := context.AfterFunc(s.life, cancel)
+	if ss == nil { // a direct call: its session's end is s.life's
+		return ctx, func() { stopLife(); cancel() }
+	}
 	stopSess := context.AfterFunc(s.sessionContext(ss), cancel)
 	return ctx, func() { stopSess(); stopLife(); cancel() }
 }

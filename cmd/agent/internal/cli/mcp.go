@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -134,6 +135,15 @@ func mcpRun(ctx context.Context, opts *mcpOptions) error {
 		return err
 	}
 	if opts.HTTP == "" {
+		if _, set := f.LookupEnv("GOMAXPROCS"); !set {
+			// One stdio session is I/O: a line in, a gRPC call to a
+			// plugin, a line out. With more Ps every goroutine hand-off
+			// on the way wakes an idle thread that spins and parks again;
+			// one P cut a warm tools/call by about a tenth of the host's
+			// call on 2 cores (docs/benchmarks.md). Plugins, the base
+			// tools among them, are processes of their own and keep theirs.
+			runtime.GOMAXPROCS(1)
+		}
 		return srv.ServeStdio(ctx)
 	}
 	token := opts.Token
