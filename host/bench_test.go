@@ -125,6 +125,38 @@ func BenchmarkWarmOverBare(b *testing.B) {
 	b.ReportMetric(float64(hostT)/float64(bareT), "host/bare")
 }
 
+// BenchmarkWarmWithDeadline alternates a warm call without a deadline and
+// one with the deadline every Workspace.Call gives (5 minutes), and reports
+// their ratio: what the deadline's plumbing (the plugin's own deadline, the
+// later cancel of the gRPC call) costs a call that ends in time.
+func BenchmarkWarmWithDeadline(b *testing.B) {
+	h := New(WithLogger(hclog.NewNullLogger()))
+	defer h.Close()
+	h.Register(tp())
+	call := func(ctx context.Context) {
+		if _, err := h.Invoke(ctx, "tp", "echo", benchArgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	call(context.Background())
+	var noneT, dlT time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		call(context.Background())
+		t1 := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		call(ctx)
+		cancel()
+		noneT += t1.Sub(t0)
+		dlT += time.Since(t1)
+	}
+	b.ReportMetric(float64(noneT.Nanoseconds())/float64(b.N), "none-ns/call")
+	b.ReportMetric(float64(dlT.Nanoseconds())/float64(b.N), "deadline-ns/call")
+	b.ReportMetric(float64(dlT)/float64(noneT), "deadline/none")
+}
+
 // startBare runs the test plugin as a plain gRPC server and returns a
 // function that makes one Invoke call to it.
 func startBare(b *testing.B) func() {

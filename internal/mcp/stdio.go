@@ -91,9 +91,9 @@ type inliner interface {
 
 // inlineFor is how long a call run by the reading goroutine may hold up
 // reading (a cancel, a concurrent call) before another goroutine reads.
-// A warm tools/call is a few tenths of a millisecond: each goroutine the
-// line passes through on the way to the plugin and back costs a wakeup,
-// and these were a third of the MCP path's cost (docs/benchmarks.md).
+// A warm tools/call takes a few tenths of a millisecond, and each
+// goroutine its line passed through on the way cost a thread wakeup
+// (docs/benchmarks.md, "one goroutine, one P").
 const inlineFor = time.Millisecond
 
 func (c *lineConn) setInline(claim func(jsonrpc.Message) (func(), bool)) bool {

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -204,4 +206,98 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Errorf("%q decodes to %s, go-sdk: %s", data, got, want)
 		}
 	})
+}
+
+// TestInlineHandsOverReading: a call the reading goroutine runs itself
+// (setInline) does not stop the reading for long. While a claimed call
+// still runs, the next message is read and returned by Read, whether it
+// came in the same write as the call (buffered) or later (after
+// inlineFor); the call's answer is written when it ends.
+func TestInlineHandsOverReading(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`
+	const next = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	for _, tc := range []struct {
+		name     string
+		together bool // both lines in one write
+	}{{"buffered", true}, {"after inlineFor", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			var out syncBuffer
+			conn, err := (&lineTransport{r: pr, w: &out}).Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := conn.(*lineConn)
+			t.Cleanup(func() { pw.Close(); c.Close() })
+			release, ran, answered := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			c.setInline(func(m jsonrpc.Message) (func(), bool) {
+				req, ok := m.(*jsonrpc.Request)
+				if !ok || req.Method != "tools/call" {
+					return nil, false
+				}
+				return func() {
+					close(ran)
+					<-release
+					_ = c.Write(context.Background(), &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)})
+					close(answered)
+				}, true
+			})
+			got := make(chan jsonrpc.Message, 1)
+			go func() {
+				m, err := c.Read(context.Background())
+				if err != nil {
+					t.Error(err)
+				}
+				got <- m
+			}()
+			go func() {
+				if tc.together {
+					_, _ = io.WriteString(pw, call+"\n"+next+"\n")
+					return
+				}
+				_, _ = io.WriteString(pw, call+"\n")
+				<-ran
+				_, _ = io.WriteString(pw, next+"\n")
+			}()
+			var m jsonrpc.Message
+			select {
+			case m = <-got: // while the call still runs
+			case <-time.After(10 * time.Second):
+				t.Fatal("nothing was read while the claimed call ran")
+			}
+			if req, ok := m.(*jsonrpc.Request); !ok || req.Method != "tools/list" {
+				t.Fatalf("Read returned %s, want the tools/list after the claimed call", encoded(t, m))
+			}
+			if out.String() != "" {
+				t.Fatalf("answered before the call ended: %s", out.String())
+			}
+			close(release)
+			<-answered
+			pw.Close()
+			if _, err := c.Read(context.Background()); !errors.Is(err, io.EOF) {
+				t.Fatalf("Read after the input ended: %v, want EOF", err)
+			}
+			if want := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"; out.String() != want {
+				t.Errorf("wrote %q, want %q", out.String(), want)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a writer and a test may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
