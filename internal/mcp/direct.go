@@ -99,8 +99,8 @@ func (c *directConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !ok {
 			return m, nil
 		}
-		if req.Method == "notifications/cancelled" {
-			c.cancel(req.Params)
+		if id, ok := cancelledID(req); ok {
+			c.cancel(id)
 			return m, nil // go-sdk ignores an id it is not running
 		}
 		if c.inlined {
@@ -302,17 +302,7 @@ func marshalCallResult(res *sdkmcp.CallToolResult, call directCall, impl *sdkmcp
 
 // cancel ends the direct call a notifications/cancelled names; the
 // transport then drops its answer (stdio_cancel.go).
-func (c *directConn) cancel(params json.RawMessage) {
-	var p struct {
-		RequestID any `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil {
-		return
-	}
+func (c *directConn) cancel(id jsonrpc.ID) {
 	c.mu.Lock()
 	if cancel, ok := c.running[id]; ok {
 		cancel()

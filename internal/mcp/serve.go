@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -114,15 +113,9 @@ func (c *eofConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		switch {
 		case req.IsCall():
 			c.pending[req.ID] = true
-		case req.Method == "notifications/cancelled":
-			// A cancelled call gets no answer (MCP cancellation).
-			var p struct {
-				RequestID any `json:"requestId"`
-			}
-			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-					delete(c.pending, id)
-				}
+		default:
+			if id, ok := cancelledID(req); ok {
+				delete(c.pending, id) // a cancelled call gets no answer
 			}
 		}
 		c.mu.Unlock()

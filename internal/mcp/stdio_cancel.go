@@ -34,17 +34,8 @@ func (c *cancelled) read(m jsonrpc.Message) {
 		c.mu.Unlock()
 		return
 	}
-	if req.Method != "notifications/cancelled" {
-		return
-	}
-	var p struct {
-		RequestID any `json:"requestId"`
-	}
-	if json.Unmarshal(req.Params, &p) != nil {
-		return
-	}
-	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil || !id.IsValid() {
+	id, ok := cancelledID(req)
+	if !ok {
 		return
 	}
 	c.mu.Lock()
@@ -63,4 +54,24 @@ func (c *cancelled) drop(resp *jsonrpc.Response) bool {
 		delete(c.inflight, resp.ID)
 	}
 	return was
+}
+
+// cancelledID is the request a notifications/cancelled names; false when
+// m is another message or names no valid id.
+func cancelledID(m jsonrpc.Message) (jsonrpc.ID, bool) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || req.Method != "notifications/cancelled" {
+		return jsonrpc.ID{}, false
+	}
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return jsonrpc.ID{}, false
+	}
+	return id, true
 }
