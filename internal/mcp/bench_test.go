@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
@@ -54,55 +53,20 @@ func BenchmarkWarmCall(b *testing.B) {
 	// alternating makes one host call and one MCP call per iteration, so
 	// that both see the same machine load; mcp/host is the SPEC's ratio.
 	b.Run("alternating", func(b *testing.B) {
-		h := probeHost(b, home)
 		s := connect(b, home, nil)
 		params := &sdkmcp.CallToolParams{Name: "echo", Arguments: args}
-		ctx := context.Background()
-		if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
-			b.Fatal(err)
-		}
-		if res, err := s.CallTool(ctx, params); err != nil || res.IsError {
-			b.Fatal(err, res)
-		}
-		var hostT, mcpT time.Duration
-		b.ResetTimer()
-		for b.Loop() {
-			t0 := time.Now()
-			if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
-				b.Fatal(err)
-			}
-			t1 := time.Now()
-			if res, err := s.CallTool(ctx, params); err != nil || res.IsError {
+		alternateWithHost(b, home, raw, func() {
+			if res, err := s.CallTool(context.Background(), params); err != nil || res.IsError {
 				b.Fatal(err, res)
 			}
-			hostT += t1.Sub(t0)
-			mcpT += time.Since(t1)
-		}
-		b.ReportMetric(float64(hostT)/float64(b.N), "host-ns/call")
-		b.ReportMetric(float64(mcpT)/float64(b.N), "mcp-ns/call")
-		b.ReportMetric(float64(mcpT)/float64(hostT), "mcp/host")
+		})
 	})
 	// alternating-raw is alternating with the least client there is: a
 	// JSON-RPC line written to `agent mcp`'s stdin and the answer line
 	// read from its stdout, undecoded. What it adds to the host's call is
 	// the server and the one more process hop, not a client library.
 	b.Run("alternating-raw", func(b *testing.B) {
-		h := probeHost(b, home)
-		cmd := exec.Command(agentBin, "mcp")
-		cmd.Env = env(home)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		defer func() { stdin.Close(); _ = cmd.Wait() }()
+		stdin, stdout := startRaw(b, home)
 		out := bufio.NewReaderSize(stdout, 1<<20)
 		roundTrip := func(line string) []byte {
 			if _, err := io.WriteString(stdin, line+"\n"); err != nil {
@@ -119,28 +83,11 @@ func BenchmarkWarmCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
-		if first := roundTrip(call); !bytes.Contains(first, []byte(`"hi"`)) || bytes.Contains(first, []byte(`"isError":true`)) {
-			b.Fatalf("tools/call answer: %.300s", first)
-		}
-		ctx := context.Background()
-		if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
-			b.Fatal(err)
-		}
-		var hostT, mcpT time.Duration
-		b.ResetTimer()
-		for b.Loop() {
-			t0 := time.Now()
-			if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
-				b.Fatal(err)
+		alternateWithHost(b, home, raw, func() {
+			if answer := roundTrip(call); !bytes.Contains(answer, []byte(`"hi"`)) || bytes.Contains(answer, []byte(`"isError":true`)) {
+				b.Fatalf("tools/call answer: %.300s", answer)
 			}
-			t1 := time.Now()
-			roundTrip(call)
-			hostT += t1.Sub(t0)
-			mcpT += time.Since(t1)
-		}
-		b.ReportMetric(float64(hostT)/float64(b.N), "host-ns/call")
-		b.ReportMetric(float64(mcpT)/float64(b.N), "mcp-ns/call")
-		b.ReportMetric(float64(mcpT)/float64(hostT), "mcp/host")
+		})
 	})
 	b.Run("mcp-stdio", func(b *testing.B) {
 		s := connect(b, home, nil)
@@ -159,6 +106,34 @@ func BenchmarkWarmCall(b *testing.B) {
 		}
 		cpu.report(b)
 	})
+}
+
+// alternateWithHost makes one warm host call to home's probe plugin and
+// one mcpCall per iteration, so that both see the same machine load, and
+// reports both and mcp/host, the SPEC's ratio. Each is made once first.
+func alternateWithHost(b *testing.B, home string, raw json.RawMessage, mcpCall func()) {
+	h := probeHost(b, home)
+	ctx := context.Background()
+	hostCall := func() {
+		if _, err := h.Invoke(ctx, "probe", "echo", raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+	hostCall()
+	mcpCall()
+	var hostT, mcpT time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		hostCall()
+		t1 := time.Now()
+		mcpCall()
+		hostT += t1.Sub(t0)
+		mcpT += time.Since(t1)
+	}
+	b.ReportMetric(float64(hostT)/float64(b.N), "host-ns/call")
+	b.ReportMetric(float64(mcpT)/float64(b.N), "mcp-ns/call")
+	b.ReportMetric(float64(mcpT)/float64(hostT), "mcp/host")
 }
 
 // probeHost is a host with home's probe plugin registered (not yet

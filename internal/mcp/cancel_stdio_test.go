@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -21,29 +19,7 @@ import (
 // answers the next request.
 func TestCancelledGetsNoResponse(t *testing.T) {
 	home := sharedHome(t)
-	cmd := exec.Command(agentBin, "mcp")
-	cmd.Env = env(home)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr := &lockedWriter{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("agent mcp stderr:\n%s", stderr.String())
-		}
-	})
+	stdin, stdout := startRaw(t, home)
 	send := func(line string) {
 		t.Helper()
 		if _, err := io.WriteString(stdin, line+"\n"); err != nil {

@@ -5,6 +5,7 @@ package mcp_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,6 +185,37 @@ func connectEnv(t testing.TB, home string, extraEnv []string, opts *sdkmcp.Clien
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	})
 	return s
+}
+
+// startRaw starts `agent mcp` on home with pipes for its stdin and
+// stdout, for tests and benchmarks that read the wire itself. It and what
+// it started are killed when t ends; its stderr is logged if t failed.
+func startRaw(t testing.TB, home string) (stdin io.WriteCloser, stdout io.Reader) {
+	t.Helper()
+	cmd := exec.Command(agentBin, "mcp")
+	cmd.Env = env(home)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr := &lockedWriter{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("agent mcp stderr:\n%s", stderr.String())
+		}
+	})
+	return stdin, out
 }
 
 type lockedWriter struct {

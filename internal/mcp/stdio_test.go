@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -222,7 +221,7 @@ func TestInlineHandsOverReading(t *testing.T) {
 	}{{"buffered", true}, {"after inlineFor", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			pr, pw := io.Pipe()
-			var out syncBuffer
+			var out bytes.Buffer // written only after release, read after answered
 			conn, err := (&lineTransport{r: pr, w: &out}).Connect(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -282,22 +281,4 @@ func TestInlineHandsOverReading(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a writer and a test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
