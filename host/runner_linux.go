@@ -72,27 +72,32 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 		// It died before running anything (Wait4 reaped it).
 		return fmt.Errorf("plugin process ended before it ran: %v", ws)
 	}
-	if sandbox.Shimmed(cmd) {
-		reaped, err := followShim(pid)
+	target := pid
+	if how := sandbox.Shimmed(cmd); how != sandbox.NoShim {
+		var err error
+		target, err = followShim(pid, how == sandbox.ShimFork)
 		if err != nil {
-			if !reaped {
-				_ = unix.Kill(pid, unix.SIGKILL)
-				_ = cmd.Wait()
+			if target != 0 {
+				_ = unix.Kill(target, unix.SIGKILL)
 			}
+			_ = unix.Kill(pid, unix.SIGKILL)
+			_ = cmd.Wait()
 			return err
 		}
 	}
 	var err error
 	if atExec != nil {
-		err = atExec(pid)
+		err = atExec(target)
 	}
 	if err != nil {
+		_ = unix.Kill(target, unix.SIGKILL)
 		_ = unix.Kill(pid, unix.SIGKILL)
 		_ = cmd.Wait()
 		return err
 	}
 	// Detach swallows the SIGTRAP of the exec stop.
-	if derr := unix.PtraceDetach(pid); derr != nil {
+	if derr := unix.PtraceDetach(target); derr != nil {
+		_ = unix.Kill(target, unix.SIGKILL)
 		_ = unix.Kill(pid, unix.SIGKILL)
 		_ = cmd.Wait()
 		return errors.Join(errors.New("let the verified plugin run"), derr)
@@ -101,53 +106,131 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 }
 
 // followShim takes a child that the sandbox starts through its shim
-// (sandbox.Shimmed), stopped at its first exec, to its second: the exec
-// of the plugin, which the check at exec is about. The first must be
-// this very binary (the shim is the running agent); between the two the
-// shim runs only its own code, and signals sent to it meanwhile are
-// passed on. reaped says the child is gone.
-func followShim(pid int) (reaped bool, err error) {
+// (sandbox.Shimmed), stopped at its first exec, to the exec of the
+// plugin, which the check at exec is about, and returns the pid that
+// made it, stopped there. The first exec must be this very binary (the
+// shim is the running agent); after it the shim runs only its own code.
+// With fork, the shim forks the plugin (it stays as the init of the
+// plugin's PID namespace): the fork is followed (PTRACE_O_TRACEVFORK,
+// os/exec's clone is a vfork), the shim let go, and its child followed
+// to its exec; otherwise the shim execs the plugin itself. Signals sent
+// to the shim or its child meanwhile are passed on. On an error, a
+// non-zero target is the shim's child, still to be killed.
+func followShim(pid int, fork bool) (target int, err error) {
 	self, err := os.Stat("/proc/self/exe")
 	if err != nil {
-		return false, fmt.Errorf("the sandbox shim: %w", err)
+		return 0, fmt.Errorf("the sandbox shim: %w", err)
 	}
 	exe, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {
-		return false, fmt.Errorf("the sandbox shim: %w", err)
+		return 0, fmt.Errorf("the sandbox shim: %w", err)
 	}
 	if !os.SameFile(self, exe) {
-		return false, errors.New("the sandbox shim is not this program")
+		return 0, errors.New("the sandbox shim is not this program")
 	}
 	// TRACEEXEC marks the next exec's stop apart from a SIGTRAP; if this
 	// thread died now, EXITKILL would end the unchecked child with it.
-	if err := unix.PtraceSetOptions(pid, unix.PTRACE_O_TRACEEXEC|unix.PTRACE_O_EXITKILL); err != nil {
-		return false, fmt.Errorf("the sandbox shim: ptrace options: %w", err)
+	opts := unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_EXITKILL
+	if fork {
+		opts |= unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK
 	}
+	if err := unix.PtraceSetOptions(pid, opts); err != nil {
+		return 0, fmt.Errorf("the sandbox shim: ptrace options: %w", err)
+	}
+	if !fork {
+		return pid, untilExec(pid, 0)
+	}
+	child, err := untilFork(pid)
+	if err != nil {
+		return child, err
+	}
+	// The child starts traced and stopped (SIGSTOP); the shim, blocked
+	// in its vfork until the child execs, goes on untraced.
+	if err := unix.PtraceDetach(pid); err != nil {
+		return child, fmt.Errorf("the sandbox shim: ptrace detach: %w", err)
+	}
+	ws, err := waitStop(child)
+	if err != nil {
+		return child, err
+	}
+	if !ws.Stopped() {
+		return 0, fmt.Errorf("the sandbox shim's child ended before it ran the plugin: %v", ws)
+	}
+	sig := 0
+	if s := ws.StopSignal(); s != unix.SIGSTOP {
+		sig = int(s)
+	}
+	return child, untilExec(child, sig)
+}
+
+// waitStop waits for pid's next stop or end.
+func waitStop(pid int) (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return ws, fmt.Errorf("wait for the plugin's exec: %w", err)
+		}
+		return ws, nil
+	}
+}
+
+// passOn is the signal a tracee stopped as ws says gets on: stop
+// signals, which would only park it in a group stop, and ptrace's own
+// event stops are dropped.
+func passOn(ws unix.WaitStatus) int {
+	switch sig := ws.StopSignal(); {
+	case sig == unix.SIGTRAP && ws.TrapCause() != 0:
+		return 0
+	case sig == unix.SIGSTOP, sig == unix.SIGTSTP, sig == unix.SIGTTIN, sig == unix.SIGTTOU:
+		return 0
+	default:
+		return int(sig)
+	}
+}
+
+// untilExec lets pid run, with sig first, until its exec stop.
+func untilExec(pid, sig int) error {
+	for {
+		if err := unix.PtraceCont(pid, sig); err != nil {
+			return fmt.Errorf("the sandbox shim: ptrace: %w", err)
+		}
+		ws, err := waitStop(pid)
+		switch {
+		case err != nil:
+			return err
+		case !ws.Stopped():
+			return fmt.Errorf("the sandbox shim ended before it ran the plugin: %v", ws)
+		case ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == unix.PTRACE_EVENT_EXEC:
+			return nil
+		}
+		sig = passOn(ws)
+	}
+}
+
+// untilFork lets the shim run until it forks, and returns the child.
+func untilFork(pid int) (int, error) {
 	sig := 0
 	for {
 		if err := unix.PtraceCont(pid, sig); err != nil {
-			return false, fmt.Errorf("the sandbox shim: ptrace: %w", err)
+			return 0, fmt.Errorf("the sandbox shim: ptrace: %w", err)
 		}
-		var ws unix.WaitStatus
-		for {
-			_, err = unix.Wait4(pid, &ws, unix.WALL, nil)
-			if err != unix.EINTR {
-				break
-			}
-		}
+		ws, err := waitStop(pid)
 		switch {
 		case err != nil:
-			return false, fmt.Errorf("wait for the plugin's exec: %w", err)
+			return 0, err
 		case !ws.Stopped():
-			return true, fmt.Errorf("the sandbox shim ended before it ran the plugin: %v", ws)
-		case ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == unix.PTRACE_EVENT_EXEC:
-			return false, nil
+			return 0, fmt.Errorf("the sandbox shim ended before it ran the plugin: %v", ws)
+		case ws.StopSignal() == unix.SIGTRAP && (ws.TrapCause() == unix.PTRACE_EVENT_VFORK || ws.TrapCause() == unix.PTRACE_EVENT_FORK):
+			msg, err := unix.PtraceGetEventMsg(pid)
+			if err != nil {
+				return 0, fmt.Errorf("the sandbox shim: its child: %w", err)
+			}
+			return int(msg), nil
 		}
-		// A signal for the shim: delivered, but stop signals, which
-		// would only park it in a group stop.
-		switch sig = int(ws.StopSignal()); unix.Signal(sig) {
-		case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
-			sig = 0
-		}
+		sig = passOn(ws)
 	}
 }

@@ -1,8 +1,17 @@
 package sandbox
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
+)
+
+var (
+	// ErrDeclared: a path of permissions.fs cannot be granted.
+	ErrDeclared = errors.New("declared path refused")
+	// ErrLink: a path of permissions.fs is, or passes through, a
+	// symbolic link; declare the real path.
+	ErrLink = errors.New("declared path refused: a symbolic link (declare the real path)")
 )
 
 // Policy is what one sandboxed process may reach beyond nothing.
@@ -25,6 +34,11 @@ type Policy struct {
 	// AF_UNIX stream sockets and loses connect(2) instead (see
 	// confine/seccomp_linux.go).
 	Serves bool
+	// Fixed are the paths of Read, Write and Move that a skill declared
+	// (Declared): each is opened once when the rules are built, and
+	// refused if a symbolic link is anywhere in it (see OpenDeclared),
+	// since a skill's code can make links where it may write.
+	Fixed []string
 }
 
 // SystemLibs are what every dynamically linked program needs to start:
@@ -109,18 +123,45 @@ func Home(environ []string) string {
 
 // Declared is what a skill's SKILL.md grants its code beyond its own
 // folder (permissions.fs and permissions.network), resolved by Expand.
+//
+// The roots (home, workspace, tmp) are the host's, resolved once here;
+// what a skill declares beneath them must hold no link and no ".."
+// (Fixed): an entry with ".." is kept as written, which Start refuses.
 func Declared(read, write, network []string, home, workspace, tmp string) Policy {
+	real := func(dir string) string {
+		if r, err := filepath.EvalSymlinks(dir); err == nil && dir != "" {
+			return r
+		}
+		return dir
+	}
+	home, workspace, tmp = real(home), real(workspace), real(tmp)
 	var p Policy
-	for _, r := range read {
-		if e := Expand(r, home, workspace, tmp); e != "" {
-			p.Read = append(p.Read, e)
+	expand := func(paths []string) []string {
+		var out []string
+		for _, r := range paths {
+			e := Expand(r, home, workspace, tmp)
+			if hasDotDot(r) {
+				e = r
+			}
+			if e != "" {
+				out = append(out, e)
+				p.Fixed = append(p.Fixed, e)
+			}
 		}
+		return out
 	}
-	for _, w := range write {
-		if e := Expand(w, home, workspace, tmp); e != "" {
-			p.Write = append(p.Write, e)
-		}
-	}
+	p.Read = expand(read)
+	p.Write = expand(write)
 	p.Network = network
 	return p
+}
+
+// hasDotDot says whether a path has a ".." component.
+func hasDotDot(path string) bool {
+	for _, c := range strings.Split(path, "/") {
+		if c == ".." {
+			return true
+		}
+	}
+	return false
 }

@@ -3,11 +3,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"runtime"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,14 +30,21 @@ type Status struct {
 	UnixPath bool // pathname Unix sockets restricted (ABI 9)
 	UDP      bool // UDP restricted by Landlock itself (ABI 10)
 	Seccomp  bool // a seccomp filter denies pathname Unix sockets
+	// NS says children start in namespaces of their own (user, PID,
+	// mount, IPC, UTS, network) with a private /proc; where that is
+	// refused, NSRefused says why and the fallback is in force (every
+	// capability dropped, no_new_privs, seccomp and Landlock, but the
+	// host's /proc and PID namespace, and no network namespace). Known
+	// once NSProbe has run: Probe alone starts no process.
+	NS        bool
+	NSRefused string
 }
 
 // Probe reports the kernel's features, once per process, without
-// starting a process (`agent check` and the listings start none): as
-// root, a throwaway OS thread makes a network namespace of its own; an
-// unprivileged process cannot make a user namespace while it has
-// threads, so there the sysctls that refuse them are read instead, and
-// the first sandboxed start confirms it (netnsStarts).
+// starting a process (`agent check` and the listings start none): a
+// process with threads cannot make a user namespace, so the sysctls
+// that refuse them are read instead, and the first sandboxed start
+// confirms it (NSProbe).
 func Probe() Status { return probe() }
 
 var probe = sync.OnceValue(func() Status {
@@ -47,41 +55,35 @@ var probe = sync.OnceValue(func() Status {
 	s.ScopeIPC, s.UnixPath, s.UDP = s.ABI >= 6, s.ABI >= 9, s.ABI >= 10
 	s.Seccomp = seccompSupported()
 	s.UserNS = os.Geteuid() != 0
-	if s.UserNS {
-		s.NetNS = userNSAllowed()
-	} else {
-		s.NetNS = onThrowawayThread(func() error { return unix.Unshare(unix.CLONE_NEWNET) }) == nil
+	s.NetNS = userNSAllowed()
+	s.NS = s.NetNS
+	if !s.NS {
+		s.NSRefused = "user namespaces are disabled here"
 	}
 	return s
 })
 
-// netnsStarts says whether a child can be started in a network namespace
-// of its own. It is asked only when something is about to run sandboxed
-// and answered once: as root by Probe, unprivileged by starting
-// /bin/true the way a sandboxed child starts (a container's seccomp or
-// an LSM may refuse what the sysctls allow).
-var netnsStarts = sync.OnceValue(func() bool {
+// NSProbe is Probe, with NS confirmed by starting the shim once the way
+// a sandboxed child starts, in every namespace, up to its private /proc
+// (a container's seccomp profile, an LSM or a masked /proc may refuse
+// what the sysctls allow). It runs once per process, when something is
+// about to run sandboxed, or for `agent check`.
+func NSProbe() Status { return nsProbe() }
+
+var nsProbe = sync.OnceValue(func() Status {
 	s := Probe()
-	if !s.NetNS || !s.UserNS {
-		return s.NetNS
+	if !s.NS {
+		return s
 	}
-	cmd := exec.Command("/bin/true")
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	netns(cmd.SysProcAttr, true)
-	return cmd.Run() == nil
+	if err := probeShim(); err != nil {
+		s.NS, s.NetNS, s.NSRefused = false, false, err.Error()
+	}
+	return s
 })
 
-// onThrowawayThread runs f on an OS thread locked to a goroutine that
-// ends without unlocking it, so the runtime ends the thread and whatever
-// f changed in it (its namespaces, its Landlock domain) goes with it.
-func onThrowawayThread(f func() error) error {
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		done <- f()
-	}()
-	return <-done
-}
+// forceFallback makes NSProbe report namespaces refused, so that the
+// fallback runs where namespaces work (tests, AGENT_SANDBOX=fallback).
+var forceFallback = os.Getenv("AGENT_SANDBOX") == "fallback"
 
 // userNSAllowed reads the sysctls that refuse unprivileged user
 // namespaces: none allowed, Debian's switch off, or Ubuntu's AppArmor
@@ -115,8 +117,11 @@ func (s Status) Lines() []string {
 	if s.ABI == 0 {
 		out = append(out, "files: not sandboxed (the kernel has no Landlock; Linux 5.13 or later with lsm=landlock has)")
 	}
+	if !s.NS && s.NSRefused != "" {
+		out = append(out, "processes: no namespaces of their own ("+s.NSRefused+"): sandboxed code sees the host's /proc and processes; every capability is still dropped, with no_new_privs, seccomp and Landlock")
+	}
 	if !s.NetNS {
-		out = append(out, "network: not sandboxed (no network namespace could be made: user namespaces are disabled here)")
+		out = append(out, "network: not sandboxed (no network namespace could be made: "+s.NSRefused+")")
 	}
 	if s.ABI > 0 && !s.ScopeIPC {
 		out = append(out, fmt.Sprintf("signals and abstract Unix sockets: not scoped (Landlock ABI %d; 6 has scopes)", s.ABI))
@@ -127,59 +132,156 @@ func (s Status) Lines() []string {
 	return out
 }
 
-// netns makes attr start its child in a network namespace of its own;
-// an unprivileged process needs a user namespace for that. The user
-// namespace gets no id mapping: writing one is done by the parent thread
-// through /proc/<child>/uid_map, which that (restricted) thread may not
-// write; unmapped, the child still acts with its own uid and gid on the
-// host's files (it only sees them as the overflow id, 65534) and has no
-// capability left after its exec. (The shim's user namespace is
-// mapped: it is cloned from an unrestricted thread, see shim_linux.go.)
-func netns(attr *syscall.SysProcAttr, user bool) {
-	attr.Cloneflags |= syscall.CLONE_NEWNET
-	if user {
-		attr.Cloneflags |= syscall.CLONE_NEWUSER
-	}
-}
-
 // rules turns p into go-landlock rules. Landlock grants directory
 // rights on directories only, so files and folders get their own rules.
-func (p Policy) rules() []landlock.Rule {
-	rs := []landlock.Rule{
+// A declared path (Policy.Fixed) is opened here, once, refusing a
+// symbolic link anywhere in it, and the rule names the opened file
+// (/proc/self/fd/N), so that what was checked is what is granted: a
+// link swapped in later changes nothing. closeRules closes those files
+// once the ruleset is built.
+func (p Policy) rules() (rs []landlock.Rule, closeRules func(), err error) {
+	rs = []landlock.Rule{
 		landlock.RWFiles("/dev/null").IgnoreIfMissing(),
 		landlock.ROFiles("/dev/zero", "/dev/urandom", "/dev/random").IgnoreIfMissing(),
 	}
-	add := func(paths []string, dirRule func(...string) landlock.FSRule, fileRule func(...string) landlock.FSRule, extra func(landlock.FSRule) landlock.FSRule) {
-		dirs, files := split(paths)
+	var opened []*os.File
+	closeRules = func() {
+		for _, f := range opened {
+			f.Close()
+		}
+	}
+	fixed := map[string]bool{}
+	for _, f := range p.Fixed {
+		fixed[f] = true
+	}
+	add := func(paths []string, dirRule func(...string) landlock.FSRule, fileRule func(...string) landlock.FSRule, extra func(landlock.FSRule) landlock.FSRule) error {
+		var dirs, files []string
+		for _, path := range paths {
+			if !fixed[path] {
+				switch st, err := os.Stat(path); {
+				case err != nil: // missing: grants nothing (go-landlock would refuse the whole ruleset)
+				case st.IsDir():
+					dirs = append(dirs, path)
+				default:
+					files = append(files, path)
+				}
+				continue
+			}
+			f, isDir, err := OpenDeclared(path)
+			if err != nil {
+				return err
+			}
+			if f == nil {
+				continue
+			}
+			opened = append(opened, f)
+			byFD := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+			if isDir {
+				dirs = append(dirs, byFD)
+			} else {
+				files = append(files, byFD)
+			}
+		}
 		if len(dirs) > 0 {
 			rs = append(rs, extra(dirRule(dirs...)))
 		}
 		if len(files) > 0 {
 			rs = append(rs, extra(fileRule(files...)))
 		}
+		return nil
 	}
 	same := func(r landlock.FSRule) landlock.FSRule { return r }
-	add(p.Read, landlock.RODirs, landlock.ROFiles, same)
-	add(p.Write, landlock.RWDirs, landlock.RWFiles, landlock.FSRule.WithResolveUnix)
-	add(p.Move, landlock.RWDirs, landlock.RWFiles, landlock.FSRule.WithRefer)
-	return rs
+	err = errors.Join(
+		add(p.Read, landlock.RODirs, landlock.ROFiles, same),
+		add(p.Write, landlock.RWDirs, landlock.RWFiles, landlock.FSRule.WithResolveUnix),
+		add(p.Move, landlock.RWDirs, landlock.RWFiles, landlock.FSRule.WithRefer))
+	if err != nil {
+		closeRules()
+		return nil, nil, err
+	}
+	return rs, closeRules, nil
 }
 
-// split sorts the paths that exist into folders and files: a declared
-// path that is missing grants nothing (go-landlock would refuse the
-// whole ruleset).
-func split(paths []string) (dirs, files []string) {
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		switch {
-		case err != nil:
-		case st.IsDir():
-			dirs = append(dirs, p)
-		default:
-			files = append(files, p)
+// OpenDeclared opens a declared path (permissions.fs, resolved by
+// Expand) with O_PATH, refusing ".." and a symbolic link in any of its
+// components (ErrLink, naming the link); a missing path is (nil, false,
+// nil): it grants nothing.
+func OpenDeclared(path string) (f *os.File, isDir bool, err error) {
+	if !filepath.IsAbs(path) || hasDotDot(path) {
+		return nil, false, fmt.Errorf("%w: %q: declare an absolute path without ..", ErrDeclared, path)
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	switch {
+	case err == unix.ENOENT || err == unix.ENOTDIR:
+		return nil, false, nil
+	case err == unix.ELOOP:
+		return nil, false, fmt.Errorf("%w: %s", ErrLink, linkIn(path))
+	case err == unix.ENOSYS:
+		return openDeclaredWalk(path)
+	case err != nil:
+		return nil, false, fmt.Errorf("%w: open %s: %w", ErrDeclared, path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, false, fmt.Errorf("%w: stat %s: %w", ErrDeclared, path, err)
+	}
+	return os.NewFile(uintptr(fd), path), st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
+}
+
+// openDeclaredWalk is OpenDeclared for kernels before openat2 (5.6):
+// component by component with O_NOFOLLOW.
+func openDeclaredWalk(path string) (*os.File, bool, error) {
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: open /: %w", ErrDeclared, err)
+	}
+	var st unix.Stat_t
+	done := "/"
+	for _, c := range strings.Split(strings.Trim(path, "/"), "/") {
+		if c == "" || c == "." {
+			continue
+		}
+		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		unix.Close(fd)
+		if err == unix.ENOENT || err == unix.ENOTDIR {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: open %s: %w", ErrDeclared, path, err)
+		}
+		fd, done = next, filepath.Join(done, c)
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return nil, false, fmt.Errorf("%w: stat %s: %w", ErrDeclared, done, err)
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(fd)
+			target, _ := os.Readlink(done)
+			return nil, false, fmt.Errorf("%w: %s -> %s", ErrLink, done, target)
 		}
 	}
-	return dirs, files
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, false, fmt.Errorf("%w: stat %s: %w", ErrDeclared, path, err)
+	}
+	return os.NewFile(uintptr(fd), path), st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
+}
+
+// linkIn names the first symbolic link in path, for the error.
+func linkIn(path string) string {
+	done := "/"
+	for _, c := range strings.Split(strings.Trim(path, "/"), "/") {
+		done = filepath.Join(done, c)
+		if fi, err := os.Lstat(done); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(done)
+			return done + " -> " + target
+		}
+	}
+	return path
 }
 
 // config is the Landlock configuration for p: every right this kernel
@@ -197,110 +299,39 @@ func (p Policy) config(ownNet bool) landlock.Config {
 }
 
 // Start starts cmd, through start (which calls cmd.Start or a wrapper
-// of it), confined to p. It returns release, which must be called once
-// the child has exited (after Wait): the OS thread that started the child
-// stays parked until then.
+// of it), confined to p: through the shim (shim_linux.go), in
+// namespaces of its own where this kernel allows them (NSProbe). It
+// returns release, which must be called once the child has exited
+// (after Wait): the OS thread that started the child, never itself
+// restricted, stays parked until then, since the kernel sends the
+// child its parent-death signal when that thread exits.
 func Start(cmd *exec.Cmd, p Policy, start func(*exec.Cmd) error) (release func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	// As root the starting thread moves to a network namespace of its
-	// own and brings its loopback up, and the child inherits both; an
-	// unprivileged thread cannot (a user namespace needs a process with
-	// one thread), so its child is cloned into a user and a network
-	// namespace, where lo stays down (see docs/design.md).
-	ownNet := !p.HostNetwork() && netnsStarts()
-	threadNet := ownNet && !Probe().UserNS
+	st := NSProbe()
+	ownNet := !p.HostNetwork() && st.NS
 	hosts := p.Hosts()
 	if !ownNet {
 		hosts = nil
 	}
-	// Unprivileged, declared hosts need the shim (shim_linux.go): the
-	// child makes the proxy's listener in its own namespace.
-	viaShim := ownNet && !threadNet && len(hosts) > 0
-	if ownNet && !threadNet {
-		netns(cmd.SysProcAttr, true)
+	rules, closeRules, err := p.rules()
+	if err != nil {
+		return nil, err
 	}
-	fd, flags, err := p.config(ownNet).NewRulesetFD(p.rules()...)
+	fd, flags, err := p.config(ownNet).NewRulesetFD(rules...)
+	closeRules()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox rules: %w", err)
 	}
-	// Code without the host's network also loses pathname Unix
-	// sockets, by a seccomp filter (Landlock restricts them from ABI 9).
-	var filter *unix.SockFprog
-	var key *confine.FilterKey
-	if !p.HostNetwork() && seccompOn() {
-		key = &confine.FilterKey{Serves: p.Serves, Proxied: len(hosts) > 0}
-		filter, err = confine.UnixFilter(*key)
-		if err != nil {
-			if fd >= 0 {
-				_ = unix.Close(fd)
-			}
-			return nil, err
-		}
+	sh := shim{ns: st.NS, net: ownNet, hosts: hosts, ruleset: fd, flags: flags, filter: -1}
+	if fd >= 0 && slices.Contains(p.Read, "/proc") {
+		sh.proc = ll.AccessFSReadFile | ll.AccessFSReadDir
 	}
-	if viaShim {
-		return startShim(cmd, fd, flags, key, hosts, start)
+	if seccompOn() {
+		sh.filter = confine.FilterKey{Unix: !p.HostNetwork(), Serves: p.Serves, Proxied: len(hosts) > 0}.Bits()
 	}
-	var px *proxy
-	started := make(chan error, 1)
-	done := make(chan struct{})
-	go func() {
-		// Never unlocked: the restricted thread ends with this goroutine.
-		runtime.LockOSThread()
-		if threadNet {
-			if err := loopbackOnly(); err != nil {
-				started <- err
-				return
-			}
-		}
-		if len(hosts) > 0 {
-			// Made on this thread, the listener is in the child's
-			// namespace; served by the host's goroutines, it dials
-			// from the host's.
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				started <- fmt.Errorf("sandbox: the proxy's listener: %w", err)
-				return
-			}
-			px = serveProxy(l, hosts)
-			env := cmd.Env
-			if env == nil {
-				env = os.Environ()
-			}
-			cmd.Env = confine.ProxyEnv(env, l.Addr().String())
-		}
-		if fd >= 0 {
-			if err := confine.RestrictThread(fd, flags); err != nil {
-				started <- err
-				return
-			}
-		}
-		if filter != nil {
-			// After the proxy's listener and Landlock: the filter
-			// is the last thing this thread does before the child.
-			if err := confine.FilterThread(filter); err != nil {
-				started <- err
-				return
-			}
-		}
-		err := start(cmd)
-		started <- err
-		if err == nil {
-			<-done
-		}
-	}()
-	err = <-started
-	if fd >= 0 {
-		_ = unix.Close(fd)
-	}
-	if err != nil {
-		if px != nil {
-			px.close()
-		}
-		return nil, err
-	}
-	return releaseOnce(done, px), nil
+	return sh.start(cmd, start)
 }
 
 // releaseOnce is Start's release: it lets the starting thread go (done) and
@@ -315,15 +346,4 @@ func releaseOnce(done chan struct{}, px *proxy) func() {
 			}
 		})
 	}
-}
-
-// loopbackOnly moves the calling thread to a new network namespace and
-// brings its loopback interface up: the child then has 127.0.0.1 and ::1
-// of its own (a test server, a language server on localhost) and nothing
-// else.
-func loopbackOnly() error {
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("sandbox: unshare(CLONE_NEWNET): %w", err)
-	}
-	return confine.LoopbackUp()
 }

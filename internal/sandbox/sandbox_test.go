@@ -9,9 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -59,11 +62,58 @@ func helper(op, arg string) error {
 		if err != nil {
 			return err
 		}
-		for _, want := range []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1"} {
+		wants := []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1"}
+		if arg != "user-fallback" {
+			// A user outside namespaces cannot empty its bounding set
+			// (no CAP_SETPCAP); no_new_privs keeps it from mattering.
+			wants = append(wants, "CapBnd:\t0000000000000000")
+		}
+		if arg == "all" || arg == "user-fallback" {
+			wants = append(wants, "Seccomp:\t2")
+		}
+		for _, want := range wants {
 			if !strings.Contains(string(b), want+"\n") {
 				return fmt.Errorf("no %q in /proc/self/status:\n%s", want, b)
 			}
 		}
+		return nil
+	case "ptrace":
+		var pid int
+		fmt.Sscan(arg, &pid)
+		if err := unix.PtraceSeize(pid); err != nil {
+			return err
+		}
+		return nil
+	case "procs":
+		// Every process this child can see in /proc, printed; fails
+		// when it sees one that is not in its own namespace (arg: the
+		// host's pid, which must not be there).
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return err
+		}
+		var pids []string
+		for _, e := range ents {
+			if e.Name()[0] >= '0' && e.Name()[0] <= '9' {
+				pids = append(pids, e.Name())
+			}
+		}
+		fmt.Println("PIDS", strings.Join(pids, " "))
+		if slices.Contains(pids, arg) {
+			return fmt.Errorf("sees the host's pid %s", arg)
+		}
+		return nil
+	case "daemon":
+		// A setsid child that outlives this one, its pid written to arg.
+		cmd := exec.Command("/proc/self/exe", "x")
+		cmd.Env = []string{"SANDBOX_HELPER=sleep"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		return os.WriteFile(arg, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	case "sleep":
+		time.Sleep(time.Hour)
 		return nil
 	}
 	return testprobe.Try(op, arg)
@@ -120,6 +170,7 @@ func need(t testing.TB) Status {
 
 func TestPolicy(t *testing.T) {
 	s := need(t)
+	netns := NSProbe().NetNS
 	bin, binDir := self(t)
 	secret := filepath.Join(t.TempDir(), "id_ed25519")
 	if err := os.WriteFile(secret, []byte("secret"), 0o600); err != nil {
@@ -161,14 +212,16 @@ func TestPolicy(t *testing.T) {
 		{"write a declared folder", "write", filepath.Join(outside, "f"), declare(func(p *Policy) { p.Write = append(p.Write, outside) }), true},
 		{"tcp to loopback", "tcp", srv.Addr("tcp"), base, false},
 		{"tcp with network *", "tcp", srv.Addr("tcp"), all, true},
-		{"mptcp to loopback", "mptcp", srv.Addr("mptcp"), base, false},
+		{"mptcp to loopback", "mptcp", srv.Addr("mptcp"), base, !netns},
 		{"mptcp with network *", "mptcp", srv.Addr("mptcp"), all, true},
-		{"udp to loopback", "udp", srv.Addr("udp"), base, false},
+		{"udp to loopback", "udp", srv.Addr("udp"), base, !netns && !s.UDP},
 		{"udp with network *", "udp", srv.Addr("udp"), all, true},
 		{"signal the host", "signal", fmt.Sprint(os.Getpid()), all, !s.ScopeIPC},
-		// Its own loopback is up where the starting thread can make the
-		// namespace (root); an unprivileged start clones it with lo down.
-		{"its own loopback", "loopback", "", base, !s.UserNS},
+		// Its own loopback is up: the shim sets it up, as root and as a
+		// user. Without a network namespace (the fallback) Landlock's
+		// port rules are all there is: TCP is denied, UDP and MPTCP are
+		// not (Status.Lines says so).
+		{"its own loopback", "loopback", "", base, netns},
 		{"loopback with network *", "loopback", "", all, true},
 	}
 	if s.UnixPath || s.Seccomp {
@@ -245,10 +298,10 @@ func TestUnprivileged(t *testing.T) {
 	}
 	bin, _ := self(t)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-		bin, "-test.run=^(TestPolicy|TestHostStaysFree|TestProxy)$", "-test.v")
+		bin, "-test.run=^(TestPolicy|TestHostStaysFree|TestProxy|TestHostile|TestDeclaredLinks|TestFallback)$", "-test.v")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/nonexistent"}
 	out, err := cmd.CombinedOutput()
-	if err != nil || bytes.Contains(out, []byte("--- SKIP")) || !bytes.Contains(out, []byte("--- PASS: TestPolicy")) || !bytes.Contains(out, []byte("--- PASS: TestProxy")) {
+	if err != nil || bytes.Contains(out, []byte("--- SKIP")) || !bytes.Contains(out, []byte("--- PASS: TestPolicy")) || !bytes.Contains(out, []byte("--- PASS: TestProxy")) || !bytes.Contains(out, []byte("--- PASS: TestHostile")) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }

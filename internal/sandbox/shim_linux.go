@@ -20,35 +20,61 @@ import (
 	"github.com/agentskills/agent/internal/sandbox/confine"
 )
 
-// Unprivileged, declared hosts need the shim: the child is first this
-// binary again, whose init (internal/sandbox/confine) sets its lo up,
-// hands the proxy's listener over, confines itself and execs the
-// target. See confine/shim_linux.go and docs/design.md.
+// Every sandboxed child starts through the shim: the child is first
+// this binary again, whose init (internal/sandbox/confine) sets up its
+// namespaces, hands the proxy's listener over, confines itself and runs
+// the target. See confine/shim_linux.go and docs/design.md.
 
 // shimPath is what the host executes as the shim: the running binary.
 const shimPath = "/proc/self/exe"
 
-// Shimmed says whether Start made cmd's process a shim: it then execs
-// twice, the shim (this binary) first and the target second, which a
-// launch check that stops the child at exec must follow (host's
+// Shim says how a command's process runs its target, for a launch check
+// that stops the child at exec and must find the target's exec (host's
 // startCmd).
-func Shimmed(cmd *exec.Cmd) bool {
-	return cmd.Path == shimPath && slices.ContainsFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, confine.Env+"=") })
+type Shim int
+
+const (
+	NoShim   Shim = iota // the command's process is its target
+	ShimExec             // the shim execs the target in its own place: two execs
+	ShimFork             // the shim forks, and its child execs the target
+)
+
+// Shimmed says how Start made cmd's process run its target.
+func Shimmed(cmd *exec.Cmd) Shim {
+	if cmd.Path != shimPath {
+		return NoShim
+	}
+	for _, kv := range cmd.Env {
+		if v, ok := strings.CutPrefix(kv, confine.Env+"="); ok {
+			if s, err := confine.ParseSpec(v); err == nil && s.NS {
+				return ShimFork
+			}
+			return ShimExec
+		}
+	}
+	return NoShim
 }
 
-// startShim starts cmd through the shim, in a user and a network
-// namespace of its own, with hosts served by a proxy listening in it.
-// ruleset (or -1) and filter (or nil) are what the shim enforces on
-// itself before its exec. The thread that clones the shim is not
-// restricted (it writes the shim's uid and gid maps); it stays parked,
-// as Start's does, until release.
-func startShim(cmd *exec.Cmd, ruleset int, flags uint32, filter *confine.FilterKey, hosts []string, start func(*exec.Cmd) error) (release func(), err error) {
+// shim is how Start runs one child.
+type shim struct {
+	ns, net bool     // namespaces of its own; a network namespace too
+	hosts   []string // declared hosts, served by a proxy in its namespace
+	ruleset int      // Landlock ruleset (-1: none), closed by start
+	flags   uint32
+	proc    uint64 // Landlock rights on its private /proc
+	filter  int    // seccomp: confine.FilterKey.Bits, -1 none
+}
+
+// start starts cmd through the shim with start. The thread that clones
+// the shim is not restricted (it writes the shim's uid and gid maps); it
+// stays parked, the shim's parent and tracer, until release.
+func (sh shim) start(cmd *exec.Cmd, start func(*exec.Cmd) error) (release func(), err error) {
 	var rulesetFile *os.File
-	if ruleset >= 0 {
-		rulesetFile = os.NewFile(uintptr(ruleset), "landlock-ruleset")
+	if sh.ruleset >= 0 {
+		rulesetFile = os.NewFile(uintptr(sh.ruleset), "landlock-ruleset")
 		defer rulesetFile.Close()
 	}
-	spec := confine.Spec{Ruleset: -1, Filter: -1, ExecFD: -1, Listen: len(hosts) > 0, Path: cmd.Path, Flags: flags}
+	spec := confine.Spec{Ruleset: -1, Filter: sh.filter, ExecFD: -1, Listen: len(sh.hosts) > 0, NS: sh.ns, Net: sh.net, Proc: sh.proc, Path: cmd.Path, Flags: sh.flags}
 	extra := slices.Clone(cmd.ExtraFiles)
 	// A target executed by one of this process's descriptors (a sealed
 	// copy: /proc/self/fd/N, close-on-exec) would be gone by the
@@ -79,9 +105,6 @@ func startShim(cmd *exec.Cmd, ruleset int, flags uint32, filter *confine.FilterK
 	defer hostEnd.Close()
 	spec.Sock = 3 + len(extra)
 	extra = append(extra, childEnd)
-	if filter != nil {
-		spec.Filter = filter.Bits()
-	}
 	env := cmd.Env
 	if env == nil {
 		env = os.Environ()
@@ -92,11 +115,12 @@ func startShim(cmd *exec.Cmd, ruleset int, flags uint32, filter *confine.FilterK
 		cmd.Args = []string{target} // what os/exec would pass as argv
 	}
 	cmd.Path, cmd.Env, cmd.ExtraFiles = shimPath, env, extra
-	attr := cmd.SysProcAttr
-	netns(attr, true)
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-	attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
+	if sh.ns {
+		namespaces(cmd.SysProcAttr, sh.net)
+	}
+	if cmd.SysProcAttr.Pdeathsig == 0 {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 
 	var px *proxy
 	started := make(chan error, 1)
@@ -127,7 +151,7 @@ func startShim(cmd *exec.Cmd, ruleset int, flags uint32, filter *confine.FilterK
 			return
 		}
 		if l != nil {
-			px = serveProxy(l, hosts)
+			px = serveProxy(l, sh.hosts)
 		}
 		started <- nil
 		<-done
@@ -136,6 +160,65 @@ func startShim(cmd *exec.Cmd, ruleset int, flags uint32, filter *confine.FilterK
 		return nil, err
 	}
 	return releaseOnce(done, px), nil
+}
+
+// namespaces makes attr clone the shim into user, PID, mount, IPC and
+// UTS namespaces of its own, and a network one with net. Its uid and
+// gid map to themselves: root's child stays uid 0, so that it can write
+// what root owns in a workspace, with no capability over anything
+// outside its namespaces (docs/design.md); a user's shim gets the
+// capabilities of its setup as ambient ones (its uid is not 0 inside).
+func namespaces(attr *syscall.SysProcAttr, net bool) {
+	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	if net {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	attr.AmbientCaps = append(attr.AmbientCaps, confine.SetupCaps...)
+}
+
+// probeShim starts the shim in every namespace, up to its private
+// /proc, and says why it failed, if it did.
+func probeShim() error {
+	if forceFallback {
+		return errors.New("AGENT_SANDBOX=fallback")
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	hostEnd, childEnd := os.NewFile(uintptr(pair[0]), "shim"), os.NewFile(uintptr(pair[1]), "shim")
+	defer hostEnd.Close()
+	spec := confine.Spec{Ruleset: -1, Filter: -1, ExecFD: -1, Sock: 3, NS: true, Net: true}
+	cmd := &exec.Cmd{Path: shimPath, Args: []string{"agent-sandbox-probe"}, Env: []string{confine.Env + "=" + spec.String()}, ExtraFiles: []*os.File{childEnd}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	namespaces(cmd.SysProcAttr, true)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread, the shim's parent, ends after
+		// the shim (its parent-death signal).
+		runtime.LockOSThread()
+		err := cmd.Start()
+		childEnd.Close()
+		if err != nil {
+			done <- fmt.Errorf("clone into namespaces: %w", err)
+			return
+		}
+		_, serr := readShim(hostEnd, "", false)
+		werr := cmd.Wait()
+		switch {
+		case serr != nil:
+			done <- serr
+		case werr != nil:
+			done <- fmt.Errorf("the sandbox shim: %v %s", werr, strings.TrimSpace(stderr.String()))
+		default:
+			done <- nil
+		}
+	}()
+	return <-done
 }
 
 // readShim reads what the shim says until its end of the socket
