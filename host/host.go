@@ -587,6 +587,7 @@ func (h *Host) confine(p Plugin, goPluginEnv []string) (*sandbox.Policy, string,
 		Write:   append([]string{tmp}, p.Sandbox.Write...),
 		Move:    p.Sandbox.Move,
 		Network: p.Sandbox.Network,
+		Fixed:   p.Sandbox.Fixed,
 		Serves:  true,
 	}
 	if p.Dir != "" {

@@ -78,7 +78,7 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 		target, err = followShim(pid, how == sandbox.ShimFork)
 		if err != nil {
 			if target != 0 {
-				_ = unix.Kill(target, unix.SIGKILL)
+				killTraced(target)
 			}
 			_ = unix.Kill(pid, unix.SIGKILL)
 			_ = cmd.Wait()
@@ -90,14 +90,18 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 		err = atExec(target)
 	}
 	if err != nil {
-		_ = unix.Kill(target, unix.SIGKILL)
+		if target != pid {
+			killTraced(target)
+		}
 		_ = unix.Kill(pid, unix.SIGKILL)
 		_ = cmd.Wait()
 		return err
 	}
 	// Detach swallows the SIGTRAP of the exec stop.
 	if derr := unix.PtraceDetach(target); derr != nil {
-		_ = unix.Kill(target, unix.SIGKILL)
+		if target != pid {
+			killTraced(target)
+		}
 		_ = unix.Kill(pid, unix.SIGKILL)
 		_ = cmd.Wait()
 		return errors.Join(errors.New("let the verified plugin run"), derr)
@@ -161,6 +165,21 @@ func followShim(pid int, fork bool) (target int, err error) {
 		sig = int(s)
 	}
 	return child, untilExec(child, sig)
+}
+
+// killTraced kills the shim's child, which this thread traces, and
+// takes its exit as its tracer: until then the child stays a traced
+// zombie, and the shim, the init of its PID namespace, cannot end
+// (it waits for every process of its namespace), nor cmd.Wait.
+func killTraced(pid int) {
+	_ = unix.Kill(pid, unix.SIGKILL)
+	for {
+		ws, err := waitStop(pid)
+		if err != nil || ws.Exited() || ws.Signaled() {
+			return
+		}
+		_ = unix.PtraceCont(pid, 0)
+	}
 }
 
 // waitStop waits for pid's next stop or end.

@@ -59,9 +59,33 @@ var probe = sync.OnceValue(func() Status {
 	s.NS = s.NetNS
 	if !s.NS {
 		s.NSRefused = "user namespaces are disabled here"
+	} else if m := procMasked(); m != "" {
+		s.NS, s.NetNS = false, false
+		s.NSRefused = "the host's /proc has masked paths (" + m + ", as in a container), so a private /proc cannot be mounted"
 	}
 	return s
 })
+
+// procMasked names a mount over a path inside /proc (a container masks
+// /proc/kcore and the like), which makes the kernel refuse a new proc
+// mount in a user namespace; binfmt_misc, on an empty folder of /proc,
+// does not.
+func procMasked() string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		if mp := f[4]; strings.HasPrefix(mp, "/proc/") && mp != "/proc/sys/fs/binfmt_misc" {
+			return mp
+		}
+	}
+	return ""
+}
 
 // NSProbe is Probe, with NS confirmed by starting the shim once the way
 // a sandboxed child starts, in every namespace, up to its private /proc

@@ -25,6 +25,7 @@ func (s *service) policy(sk *Skill, in interpreter, tmp, home string) *sandbox.P
 	d := sandbox.Declared(sk.FSRead, sk.FSWrite, nil, home, s.cfg.Workspace, tmp)
 	p.Read = append(p.Read, d.Read...)
 	p.Write = append(p.Write, d.Write...)
+	p.Fixed = d.Fixed
 	if in.uv {
 		cache := filepath.Join(home, ".cache", "uv")
 		if d := os.Getenv("UV_CACHE_DIR"); d != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -293,23 +294,29 @@ func writeCheck(w io.Writer, r checkJSON) error {
 }
 
 // sandboxLine says what confines scripts, base commands and plugins on
-// this machine, and what the kernel leaves unsandboxed.
+// this machine, in which mode (namespaces or the fallback, as far as it
+// can tell without starting a process: the first sandboxed start
+// confirms it), and what the kernel leaves unsandboxed.
 func sandboxLine() string {
 	st := sandbox.Probe()
 	var parts []string
+	if st.NS {
+		parts = append(parts, "namespaces (user, PID, mount, IPC, UTS, network; a private /proc)")
+	} else {
+		parts = append(parts, "fallback without namespaces")
+	}
+	parts = append(parts, "no capabilities, no_new_privs")
 	if st.ABI > 0 {
 		parts = append(parts, fmt.Sprintf("Landlock ABI %d", st.ABI))
 	}
 	if st.NetNS {
-		parts = append(parts, "network namespaces")
-		if st.UserNS {
-			parts = append(parts, "declared hosts through a proxy (started through a shim: unprivileged)")
-		} else {
-			parts = append(parts, "declared hosts through a proxy")
-		}
+		parts = append(parts, "declared hosts through a proxy")
 	}
-	if st.Seccomp && !st.UnixPath {
-		parts = append(parts, "seccomp (no pathname Unix sockets without network)")
+	if st.Seccomp {
+		parts = append(parts, "seccomp (Docker's default denials; no pathname Unix sockets without network)")
+	}
+	if os.Geteuid() == 0 {
+		parts = append(parts, "as root: sandboxed code runs as uid 0 without capabilities, so only Landlock keeps it from root's files")
 	}
 	for _, l := range st.Lines() {
 		parts = append(parts, "not sandboxed: "+l)
