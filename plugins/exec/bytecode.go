@@ -189,4 +189,3 @@ func linkBytecode(tmp, src, tag string) error {
 func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
-
