@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -338,9 +339,13 @@ func proxyHosts(goproxy, gosumdb string) []string {
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" {
 			return
 		}
-		host := u.Host
-		if u.Port() == "" {
-			host += map[string]string{"https": ":443", "http": ":80"}[u.Scheme]
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+		}
+		host := net.JoinHostPort(u.Hostname(), port)
+		if _, _, err := net.SplitHostPort(host); err != nil {
+			return
 		}
 		if !slices.Contains(out, host) {
 			out = append(out, host)
