@@ -123,7 +123,7 @@ func (s *service) runConfined(ctx context.Context, t *target, in interpreter, ar
 	}
 	// See bytecode.go: Python reads bytecode only from a folder that
 	// only this plugin writes, and writes none.
-	pycache := bytecodeFolder(s.cfg.CacheDir, in.info)
+	pycache := s.bytecode(s.cfg.CacheDir, in.info)
 	if pycache == "" {
 		pycache = filepath.Join(tmp, "pycache")
 	}
