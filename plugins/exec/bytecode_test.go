@@ -68,7 +68,12 @@ func TestNoCodeCrossesRuns(t *testing.T) {
 			}
 			bed := func(name, who string, home string) *testbed {
 				tb := newTestbed(t, map[string]string{"plant.py": plantPy, "use.py": usePy, "helper.py": "WHO = '" + who + "'\n"},
-					configOption(func(c *Config) { c.NoSandbox, c.CacheDir, c.Skills[0].Name = false, cache, name }),
+					// The marker's folder is declared writable, so planted
+					// code that runs leaves its mark.
+					configOption(func(c *Config) {
+						c.NoSandbox, c.CacheDir, c.Skills[0].Name = false, cache, name
+						c.Skills[0].FSWrite = []string{filepath.Dir(marker)}
+					}),
 					serviceOption(func(tb *testbed) {
 						tb.svc.run.lookPath = testLookPath(t, bin)
 						if home != "" {
