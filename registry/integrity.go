@@ -50,9 +50,9 @@ var (
 
 // pycache is left out of the hash: Python writes it next to scripts when
 // run by hand. It is never installed, and it never runs: the exec plugin
-// runs scripts with PYTHONPYCACHEPREFIX in a bytecode cache of the skill's
-// own under its state, so Python never reads a __pycache__ beside them
-// (SPEC §12).
+// runs scripts with PYTHONPYCACHEPREFIX in a bytecode folder only it
+// writes (plugins/exec/bytecode.go), so Python never reads a __pycache__
+// beside them (SPEC §12).
 const pycache = "__pycache__"
 
 // racyWindow is how old a file's ctime must be, when it is hashed, for its

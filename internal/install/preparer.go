@@ -45,8 +45,9 @@ const describeTimeout = 30 * time.Second
 // list, so that the registry stays ignorant of the host.
 type Preparer struct {
 	// Build compiles the main package rel (plugin.build) of the skill at
-	// skillDir into out (plugbuild.Build). A seam so tests can count builds.
-	Build func(ctx context.Context, name, skillDir, rel, out string) error
+	// skillDir into out (plugbuild.Build), with cgo when the manifest asks
+	// for it. A seam so tests can count builds.
+	Build func(ctx context.Context, name, skillDir, rel, out string, cgo bool) error
 	// Describe asks a plugin binary for its tools (host.Describe).
 	Describe func(ctx context.Context, p host.Plugin) ([]sdk.ToolInfo, error)
 	// Environ is the agent's own environment, filtered per skill.
@@ -83,10 +84,10 @@ func New(o Options) *Preparer {
 		logger = hclog.NewNullLogger()
 	}
 	return &Preparer{
-		Build: func(ctx context.Context, name, skillDir, rel, out string) error {
+		Build: func(ctx context.Context, name, skillDir, rel, out string, cgo bool) error {
 			return plugbuild.Build(ctx, plugbuild.Options{
 				Home: o.Home, Environ: environ(), Name: name,
-				Progress: o.Progress, Terminal: o.Terminal,
+				Progress: o.Progress, Terminal: o.Terminal, CGO: cgo,
 			}, skillDir, rel, out)
 		},
 		Describe: func(ctx context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {
@@ -116,7 +117,7 @@ func (in *Preparer) Prepare(ctx context.Context, s *registry.Staged) error {
 			return fmt.Errorf("build plugin of %s: %w", m.Name, err)
 		}
 		bctx, span := startStepSpan(ctx, "build", s.Canonical)
-		err := in.Build(bctx, m.Name, s.SkillDir, m.Plugin.Build, s.PluginOut)
+		err := in.Build(bctx, m.Name, s.SkillDir, m.Plugin.Build, s.PluginOut, m.CGO)
 		endStepSpan(span, err)
 		if err != nil {
 			return fmt.Errorf("build plugin %s of %s: %w", m.Plugin.Build, m.Name, err)

@@ -36,7 +36,7 @@ func BenchmarkSetup(b *testing.B) {
 		if err := sdkmod.WriteProxy(proxy); err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := buildEnv(ctx, goBin, os.Environ(), proxy); err != nil {
+		if _, _, err := buildEnv(ctx, goBin, os.Environ(), proxy, false); err != nil {
 			b.Fatal(err)
 		}
 		tmp, err := os.MkdirTemp("", "bench-")

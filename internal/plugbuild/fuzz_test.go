@@ -1,6 +1,7 @@
 package plugbuild
 
 import (
+	"net"
 	"path/filepath"
 	"testing"
 )
@@ -29,4 +30,23 @@ func FuzzPackage(f *testing.F) {
 func isUnder(dir, p string) bool {
 	r, err := filepath.Rel(dir, p)
 	return err == nil && filepath.IsLocal(r)
+}
+
+// FuzzProxyHosts: whatever GOPROXY and GOSUMDB say, the hosts the build
+// may dial are distinct host:port pairs with a port.
+func FuzzProxyHosts(f *testing.F) {
+	for _, s := range [][2]string{{"https://proxy.golang.org,direct", "sum.golang.org"}, {"off", "off"},
+		{"http://[::1]:3000|https://p.example", "sum.example+key https://s.example:8443"}, {"file:///x,https://", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, goproxy, gosumdb string) {
+		seen := map[string]bool{}
+		for _, h := range proxyHosts(goproxy, gosumdb) {
+			host, port, err := net.SplitHostPort(h)
+			if err != nil || port == "" || host == "" || seen[h] {
+				t.Fatalf("proxyHosts(%q, %q) gave %q", goproxy, gosumdb, h)
+			}
+			seen[h] = true
+		}
+	})
 }

@@ -17,9 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +66,25 @@ type Options struct {
 	// Slow is how long a build runs before a log gets its line (default
 	// DefaultSlow).
 	Slow time.Duration
+	// CGO lets go build run the C toolchain (the skill's manifest asks
+	// for cgo, SPEC §3 agent.cgo). Without it the build has
+	// CGO_ENABLED=0: gcc never runs, so a .S file's .incbin or a C
+	// file's #include cannot compile a file from outside the skill into
+	// the plugin.
+	CGO bool
+	// Start starts go build (nil: cmd.Start). The seam where the build
+	// is sandboxed: needs says what the build reads, writes and reaches.
+	Start func(cmd *exec.Cmd, needs Needs) error
+}
+
+// Needs is what one go build reaches, for a sandbox policy: it reads
+// the skill and GOROOT, reads and writes the module and build caches,
+// writes Out and Tmp (its -modfile), reads Proxy (the embedded SDK's
+// GOPROXY folder) and dials Hosts (the GOPROXY and GOSUMDB hosts as
+// host:port; empty when GOPROXY is off or only folders).
+type Needs struct {
+	Skill, GOROOT, GOMODCACHE, GOCACHE, Out, Tmp, Proxy string
+	Hosts                                               []string
 }
 
 // DefaultSlow is how long a build runs before Progress without a terminal
@@ -125,10 +147,11 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	if environ == nil {
 		environ = os.Environ()
 	}
-	env, direct, err := buildEnv(ctx, goBin, environ, proxy)
+	env, goenv, err := buildEnv(ctx, goBin, environ, proxy, opts.CGO)
 	if err != nil {
 		return err
 	}
+	direct := goenv.direct
 	var dirs map[string]string
 	if direct {
 		// GONOPROXY (or GOPRIVATE) names the SDK: go would skip the proxy
@@ -162,7 +185,13 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	stop := progress(opts)
-	if err = cmd.Start(); err == nil {
+	start := func(cmd *exec.Cmd, _ Needs) error { return cmd.Start() }
+	if opts.Start != nil {
+		start = opts.Start
+	}
+	needs := Needs{Skill: skillDir, GOROOT: goenv.goroot, GOMODCACHE: goenv.modcache, GOCACHE: goenv.cache,
+		Out: filepath.Dir(absOut), Tmp: tmp, Proxy: proxy, Hosts: goenv.hosts}
+	if err = start(cmd, needs); err == nil {
 		if err = group.Started(); err != nil {
 			_ = cmd.Wait()
 		} else {
@@ -246,23 +275,33 @@ func writeModfile(root, modPath string, dirs map[string]string) error {
 	return nil
 }
 
+// goEnv is what buildEnv learnt from go env.
+type goEnv struct {
+	direct                  bool
+	goroot, modcache, cache string
+	hosts                   []string
+}
+
 // buildEnv is environ with the embedded SDK's proxy in front of the user's
-// GOPROXY, the SDK out of the checksum database (it is not published), and
-// no go.work from a parent folder. direct reports that GONOPROXY (which
-// defaults to GOPRIVATE) matches the SDK, so go would not use the proxy
-// directory for it.
-func buildEnv(ctx context.Context, goBin string, environ []string, proxy string) (env []string, direct bool, err error) {
-	cmd := exec.CommandContext(ctx, goBin, "env", "GOPROXY", "GONOSUMDB", "GONOPROXY")
+// GOPROXY, the SDK out of the checksum database (it is not published),
+// no go.work from a parent folder, and CGO_ENABLED=0 unless cgo. direct
+// reports that GONOPROXY (which defaults to GOPRIVATE) matches the SDK,
+// so go would not use the proxy directory for it.
+func buildEnv(ctx context.Context, goBin string, environ []string, proxy string, cgo bool) (env []string, ge goEnv, err error) {
+	cmd := exec.CommandContext(ctx, goBin, "env", "GOPROXY", "GONOSUMDB", "GONOPROXY", "GOROOT", "GOMODCACHE", "GOCACHE", "GOSUMDB")
 	cmd.Env = environ
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, false, fmt.Errorf("build plugin: go env: %w", err)
+		return nil, ge, fmt.Errorf("build plugin: go env: %w", err)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	for len(lines) < 3 {
+	for len(lines) < 7 {
 		lines = append(lines, "")
 	}
-	direct = module.MatchPrefixPatterns(lines[2], sdkmod.SDKPath) || module.MatchPrefixPatterns(lines[2], sdkmod.ProtoPath)
+	ge = goEnv{
+		direct: module.MatchPrefixPatterns(lines[2], sdkmod.SDKPath) || module.MatchPrefixPatterns(lines[2], sdkmod.ProtoPath),
+		goroot: lines[3], modcache: lines[4], cache: lines[5], hosts: proxyHosts(lines[0], lines[6]),
+	}
 	goproxy := "file://" + filepath.ToSlash(proxy)
 	if lines[0] != "" {
 		goproxy += "," + lines[0]
@@ -271,16 +310,59 @@ func buildEnv(ctx context.Context, goBin string, environ []string, proxy string)
 	if lines[1] != "" {
 		nosum = lines[1] + "," + nosum
 	}
-	env = make([]string, 0, len(environ)+3)
+	env = make([]string, 0, len(environ)+4)
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "GOPROXY", "GONOSUMDB", "GOWORK":
 			continue
+		case "CGO_ENABLED":
+			if !cgo {
+				continue
+			}
 		}
 		env = append(env, kv)
 	}
-	return append(env, "GOPROXY="+goproxy, "GONOSUMDB="+nosum, "GOWORK=off"), direct, nil
+	env = append(env, "GOPROXY="+goproxy, "GONOSUMDB="+nosum, "GOWORK=off")
+	if !cgo {
+		env = append(env, "CGO_ENABLED=0")
+	}
+	return env, ge, nil
+}
+
+// proxyHosts are the host:port entries of GOPROXY's URLs and of the
+// checksum database GOSUMDB names ("sum.golang.org" or "name+key url").
+func proxyHosts(goproxy, gosumdb string) []string {
+	var out []string
+	add := func(raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" {
+			return
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+		}
+		host := net.JoinHostPort(u.Hostname(), port)
+		if _, _, err := net.SplitHostPort(host); err != nil {
+			return
+		}
+		if !slices.Contains(out, host) {
+			out = append(out, host)
+		}
+	}
+	for _, p := range strings.FieldsFunc(goproxy, func(r rune) bool { return r == ',' || r == '|' }) {
+		add(p)
+	}
+	if f := strings.Fields(gosumdb); len(f) > 0 && f[0] != "off" {
+		name, _, _ := strings.Cut(f[0], "+")
+		if len(f) > 1 {
+			add(f[1])
+		} else {
+			add("https://" + name)
+		}
+	}
+	return out
 }
 
 // progress shows a build on a terminal: the line at once, then the

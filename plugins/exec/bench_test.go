@@ -160,3 +160,62 @@ func benchSandbox(b *testing.B, py string) {
 	b.ReportMetric(moff, "nosandbox-ms")
 	b.ReportMetric(mon/moff, "ratio")
 }
+
+// BenchmarkScriptBytecode runs a script that imports json and argparse
+// through script_run three ways, alternating in each iteration: "farm",
+// the bytecode folder of links to the interpreter's own __pycache__
+// (bytecode.go); "empty", an empty PYTHONPYCACHEPREFIX, which is what
+// every run got before (the per-skill folder stayed empty under
+// PYTHONDONTWRITEBYTECODE=1) and what a per-run prefix gives; and
+// "direct", python3 started by os/exec without the plugin. Sandboxed
+// as scripts run. It reports each median and farm/empty, farm/direct.
+func BenchmarkScriptBytecode(b *testing.B) {
+	py := requirePython(b)
+	files := map[string]string{"imp.py": "import json, argparse\nprint(json.dumps({'ok': True}))\n"}
+	cache := filepath.Join(b.TempDir(), "state", "exec")
+	bed := func(farm bool) *testbed {
+		return newTestbed(b, files, configOption(func(c *Config) { c.NoSandbox, c.CacheDir = false, cache }),
+			serviceOption(func(tb *testbed) {
+				if !farm {
+					tb.svc.bytecode = func(string, pyInfo) string { return "" }
+				}
+			}))
+	}
+	farm, empty := bed(true), bed(false)
+	args, _ := json.Marshal(map[string]any{"skill_name": "my-skill", "script_name": "imp"})
+	ctx := context.Background()
+	call := func(tb *testbed) time.Duration {
+		t0 := time.Now()
+		if _, err := tb.skill.Invoke(ctx, "script_run", args); err != nil {
+			b.Fatalf("script_run: %v", err)
+		}
+		return time.Since(t0)
+	}
+	direct := func() time.Duration {
+		t0 := time.Now()
+		cmd := osexec.Command(py, filepath.Join(farm.dir, "scripts", "imp.py"))
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1"}
+		if out, err := cmd.Output(); err != nil || !json.Valid(out) {
+			b.Fatalf("direct run: %v %q", err, out)
+		}
+		return time.Since(t0)
+	}
+	call(farm)
+	call(empty)
+	var f, e, d []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f, e, d = append(f, call(farm)), append(e, call(empty)), append(d, direct())
+	}
+	b.StopTimer()
+	median := func(v []time.Duration) float64 {
+		slices.Sort(v)
+		return float64(v[len(v)/2]) / float64(time.Millisecond)
+	}
+	mf, me, md := median(f), median(e), median(d)
+	b.ReportMetric(mf, "farm-ms")
+	b.ReportMetric(me, "empty-ms")
+	b.ReportMetric(md, "direct-ms")
+	b.ReportMetric(mf/me, "farm/empty")
+	b.ReportMetric(mf/md, "farm/direct")
+}

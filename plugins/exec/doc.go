@@ -16,8 +16,9 @@
 //     how a caller's name (Status, status, status.py) finds one.
 //   - metadata.go: the PEP 723 block, found with the PEP's reference regular
 //     expression, and the small TOML subset it needs.
-//   - runner.go: how a script runs: `uv run --script <abs path> args...
-//     [--json]` (or `python3 <abs path> ...` when uv is missing and the
+//   - runner.go: how a script runs: `<environment's python> <abs path>
+//     args... [--json]` after `uv sync --script` (uv.go), or `python3 <abs
+//     path> ...` when uv is missing and the
 //     script declares no dependencies), no shell, in the script's folder,
 //     in its own process group with a minimal environment; the timeout,
 //     output caps and the killing of the whole group.

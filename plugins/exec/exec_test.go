@@ -614,23 +614,37 @@ func TestEnvironment(t *testing.T) {
 	})
 }
 
-// recordingUV writes a stand-in for uv into dir: it records its argv, its
-// working directory and its exact environment (from /proc, so nothing a
-// shell adds leaks in) under rec, then runs the script with python3.
+// recordingUV writes a stand-in for uv into dir. `uv sync --script S`
+// records its argv, working directory and exact environment (from /proc,
+// so nothing a shell adds leaks in) under rec, and makes an environment
+// in uv's cache whose python links to the real one; `uv python find
+// --script S` names that python. Anything else fails: scripts never run
+// through `uv run`. With rec "" it records nothing (it may run sandboxed).
 func recordingUV(t testing.TB, dir, rec string) string {
 	t.Helper()
-	py := requirePython(t)
+	py, err := filepath.EvalSymlinks(requirePython(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, "uv")
 	src := fmt.Sprintf(`#!/bin/sh
-printf '%%s\0' "$0" "$@" > '%[1]s.argv'
-pwd -P > '%[1]s.cwd'
-cat /proc/$$/environ > '%[1]s.env'
-shift 2
-exec '%[2]s' "$@"
-`, rec, py)
+env="${UV_CACHE_DIR:-$HOME/.cache/uv}/environments-v2/stand-in"
+case "$1 $2" in
+"sync --script")
+	printf '%%s\0' "$0" "$@" > '%[1]s.argv'
+	pwd -P > '%[1]s.cwd'
+	cat /proc/$$/environ > '%[1]s.env'
+	mkdir -p "$env/bin" && ln -sfn '%[2]s' "$env/bin/python" &&
+	printf 'home = %%s\ninclude-system-site-packages = false\n' '%[3]s' > "$env/pyvenv.cfg" ;;
+"python find")
+	echo "$env/bin/python" ;;
+*)
+	echo "unexpected: uv $*" >&2; exit 2 ;;
+esac
+`, rec, py, filepath.Dir(py))
 	if err := os.WriteFile(p, []byte(src), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -680,7 +694,7 @@ func TestUVCommandLine(t *testing.T) {
 		res := tb.ok(t, map[string]any{"script_name": "Echo.py", "args": []string{"a", "b"}})
 		script := filepath.Join(tb.dir, "scripts", "echo.py")
 		rec := readRecording(t, filepath.Join(tmp, "path"))
-		if want := []string{onPath, "run", "--script", script, "a", "b", "--json"}; !reflect.DeepEqual(rec.argv, want) {
+		if want := []string{onPath, "sync", "--script", script}; !reflect.DeepEqual(rec.argv, want) {
 			t.Errorf("argv = %q, want %q", rec.argv, want)
 		}
 		if rec.cwd != filepath.Join(tb.dir, "scripts") {
@@ -690,6 +704,20 @@ func TestUVCommandLine(t *testing.T) {
 		if !reflect.DeepEqual(rec.env, want) {
 			t.Errorf("environment = %q, want %q", rec.env, want)
 		}
+		// The script itself ran with the environment's python, as uv
+		// run would have run it.
+		var got struct {
+			Args []string          `json:"args"`
+			Env  map[string]string `json:"env"`
+		}
+		if err := json.Unmarshal(res.Value, &got); err != nil {
+			t.Fatalf("%s: %v", res.Value, err)
+		}
+		venv := filepath.Join(tb.home, ".cache", "uv", "environments-v2", "stand-in")
+		if !reflect.DeepEqual(got.Args, []string{"a", "b"}) || got.Env["VIRTUAL_ENV"] != venv ||
+			got.Env["PATH"] != filepath.Join(venv, "bin")+":/usr/local/bin:/usr/bin:/bin" {
+			t.Errorf("the script ran with args %q and environment %v", got.Args, got.Env)
+		}
 		if strings.Contains(res.Message, "python3") {
 			t.Errorf("message %q mentions python3 although uv ran", res.Message)
 		}
@@ -698,7 +726,7 @@ func TestUVCommandLine(t *testing.T) {
 		tb := newTestbed(t, files, pathOnly)
 		tb.ok(t, map[string]any{"script_name": "deps", "args": []string{"--x"}, "json": false})
 		rec := readRecording(t, filepath.Join(tmp, "path"))
-		if want := []string{onPath, "run", "--script", filepath.Join(tb.dir, "scripts", "deps.py"), "--x"}; !reflect.DeepEqual(rec.argv, want) {
+		if want := []string{onPath, "sync", "--script", filepath.Join(tb.dir, "scripts", "deps.py")}; !reflect.DeepEqual(rec.argv, want) {
 			t.Errorf("argv = %q, want %q", rec.argv, want)
 		}
 	})

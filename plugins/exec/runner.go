@@ -90,7 +90,9 @@ type interpreter struct {
 	argv0 string
 	read  []string // the real interpreter's folders, for the sandbox
 	uv    bool
+	venv  bool   // argv0 is the python of an environment uv prepared
 	note  string // said in the result message (python3 fallback)
+	info  pyInfo // what the real interpreter said about itself
 }
 
 // interpreter picks uv (AGENT_UV, then PATH) or, for a script without

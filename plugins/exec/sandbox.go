@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,10 +10,22 @@ import (
 	"github.com/agentskills/agent/internal/sandbox"
 )
 
+// uvCache is uv's cache folder for a script whose HOME is home.
+func uvCache(home string) string {
+	if d := os.Getenv("UV_CACHE_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "uv")
+	}
+	return filepath.Join(home, ".cache", "uv")
+}
+
 // policy is what one run of a script of sk may reach (SPEC §8): the
 // skill's folder, the system's programs and libraries and the real
-// interpreter read-only; its own temp folder (its TMPDIR) and uv's cache
-// writable; and what SKILL.md declares in permissions.fs and
+// interpreter read-only; its own temp folder (its TMPDIR) writable, and
+// uv's cache only when in is uv itself preparing an environment (a
+// script never writes it); and what SKILL.md declares in permissions.fs and
 // permissions.network.
 func (s *service) policy(sk *Skill, in interpreter, tmp, home string) *sandbox.Policy {
 	p := &sandbox.Policy{
@@ -27,11 +38,9 @@ func (s *service) policy(sk *Skill, in interpreter, tmp, home string) *sandbox.P
 	p.Write = append(p.Write, d.Write...)
 	p.Fixed = d.Fixed
 	if in.uv {
-		cache := filepath.Join(home, ".cache", "uv")
-		if d := os.Getenv("UV_CACHE_DIR"); d != "" {
-			cache = d
-		}
-		p.Move = append(p.Move, cache)
+		p.Move = append(p.Move, uvCache(home))
+	}
+	if in.uv || in.venv {
 		p.Read = append(p.Read, filepath.Join(home, ".local", "share", "uv"))
 	}
 	return p
@@ -51,27 +60,25 @@ func realInterpreter(in interpreter, dir string) interpreter {
 	key := in.argv0 + "\x00" + dir
 	if v, ok := resolved.Load(key); ok {
 		r := v.(resolution)
-		in.argv0, in.read = r.exe, r.read
+		in.argv0, in.read, in.info = r.exe, r.read, r.info
 		return in
 	}
-	cmd := exec.Command(in.argv0, "-c", "import os, sys; print(os.path.realpath(sys.executable)); print(sys.prefix); print(sys.base_prefix)")
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if err != nil || len(lines) != 3 || !filepath.IsAbs(lines[0]) {
+	info, ok := probePython(in.argv0, dir)
+	if !ok {
 		// Not a python that answers (a stand-in): grant its folder.
 		in.read = append(in.read, filepath.Dir(in.argv0))
 		return in
 	}
-	r := resolution{exe: lines[0], read: []string{filepath.Dir(lines[0]), lines[1], lines[2]}}
+	r := resolution{exe: info.exe, read: []string{filepath.Dir(info.exe), info.prefix, info.basePrefix}, info: info}
 	resolved.Store(key, r)
-	in.argv0, in.read = r.exe, r.read
+	in.argv0, in.read, in.info = r.exe, r.read, r.info
 	return in
 }
 
 type resolution struct {
 	exe  string
 	read []string
+	info pyInfo
 }
 
 var resolved sync.Map
@@ -85,39 +92,51 @@ func (s *service) runConfined(ctx context.Context, t *target, in interpreter, ar
 		return nil, errorf(CodeExecutionFailed, "create the script's temp folder: %v", err)
 	}
 	defer os.RemoveAll(tmp)
-	// Python looks for bytecode only under PYTHONPYCACHEPREFIX, never in
-	// a __pycache__ beside the scripts: a .pyc planted in the skill
-	// folder, which its hash leaves out, never runs (SPEC §12). The
-	// prefix is the skill's own, kept between runs: a fresh one per run
-	// recompiled every module a script imports, the standard library's
-	// too, at each run (0.25-0.9 s). Only this skill's scripts may write
-	// it (the sandbox), so what lies there came from code that already
-	// runs as this skill.
-	pycache := filepath.Join(tmp, "pycache")
-	if s.cfg.CacheDir != "" {
-		pycache = filepath.Join(s.cfg.CacheDir, "pycache", t.skill.Name)
-		if err := os.MkdirAll(pycache, 0o700); err != nil {
-			return nil, errorf(CodeExecutionFailed, "create the skill's bytecode cache: %v", err)
-		}
-	}
-	env = append(env[:len(env):len(env)], "PYTHONPYCACHEPREFIX="+pycache)
-	if s.cfg.NoSandbox {
-		return s.run.run(ctx, in.argv(t.script.Path, args, wantJSON), dir, env, nil)
-	}
 	home := ""
 	out := env[:0:0]
 	for _, kv := range env {
 		switch {
 		case strings.HasPrefix(kv, "TMPDIR="):
+			if s.cfg.NoSandbox {
+				out = append(out, kv)
+			}
 			continue
 		case strings.HasPrefix(kv, "HOME="):
 			home = strings.TrimPrefix(kv, "HOME=")
 		}
 		out = append(out, kv)
 	}
-	out = append(out, "TMPDIR="+tmp)
-	in = realInterpreter(in, dir)
+	if !s.cfg.NoSandbox {
+		out = append(out, "TMPDIR="+tmp)
+	}
+	var venv string
+	if in.uv {
+		// uv prepares the environment with its cache writable; the
+		// script then runs with the environment's python and no write
+		// access to the cache, so nothing it plants there is imported by
+		// a later run (see uvEnv).
+		if in, venv, err = s.uvEnv(ctx, t, in, dir, out, home, tmp); err != nil {
+			return nil, err
+		}
+		out = withVenv(out, venv)
+	} else {
+		in = realInterpreter(in, dir)
+	}
+	// See bytecode.go: Python reads bytecode only from a folder that
+	// only this plugin writes, and writes none.
+	pycache := s.bytecode(s.cfg.CacheDir, in.info)
+	if pycache == "" {
+		pycache = filepath.Join(tmp, "pycache")
+	}
+	out = append(out, "PYTHONPYCACHEPREFIX="+pycache)
+	argv := in.argv(t.script.Path, args, wantJSON)
+	if s.cfg.NoSandbox {
+		return s.run.run(ctx, argv, dir, out, nil)
+	}
 	p := s.policy(&t.skill, in, tmp, home)
-	p.Write = append(p.Write, pycache)
-	return s.run.run(ctx, in.argv(t.script.Path, args, wantJSON), dir, out, p)
+	p.Read = append(p.Read, pycache)
+	if venv != "" {
+		p.Read = append(p.Read, venv)
+	}
+	return s.run.run(ctx, argv, dir, out, p)
 }

@@ -90,6 +90,9 @@ type service struct {
 	run     *runner
 	environ func() []string
 	help    *helpCache
+	// bytecode is bytecodeFolder; the benchmarks replace it to measure
+	// runs without the farm.
+	bytecode func(root string, in pyInfo) string
 }
 
 func newService(cfg Config) *service {
@@ -100,7 +103,8 @@ func newService(cfg Config) *service {
 		cfg.MaxOutput = DefaultMaxOutput
 	}
 	return &service{
-		cfg: cfg,
+		cfg:      cfg,
+		bytecode: bytecodeFolder,
 		run: &runner{
 			lookPath:  lookPath,
 			timeout:   cfg.Timeout,

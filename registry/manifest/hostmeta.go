@@ -36,6 +36,7 @@ var hostKeys = []hostKey{
 	{meta: "agent.min-version", top: "min_agent_version"},
 	{meta: "agent.max-version", top: "max_agent_version"},
 	{meta: "agent.version-constraint", top: "agent_version"},
+	{meta: "agent.cgo", top: "cgo"},
 }
 
 // MetadataKeys returns the metadata forms of a top-level field of this
@@ -153,6 +154,13 @@ func (p *parser) applyHostMetadata(m *Manifest, vals []hostValue) {
 		case "agent.version-constraint":
 			m.AgentVersion = hv.val
 			p.keyLines["agent_version"] = hv.line
+		case "agent.cgo":
+			switch hv.val {
+			case "true", "false":
+				m.CGO = hv.val == "true"
+			default:
+				p.errorf(hv.line, "%s: %q is not true or false", hv.key.meta, hv.val)
+			}
 		}
 	}
 	if plugin != nil {

@@ -75,7 +75,10 @@ type Manifest struct {
 	MaxAgentVersion string `json:"max_agent_version,omitempty"`
 	AgentVersion    string `json:"agent_version,omitempty"`
 
-	Plugin        *PluginSpec `json:"plugin,omitempty"`
+	Plugin *PluginSpec `json:"plugin,omitempty"`
+	// CGO lets the plugin's build run the C toolchain (SPEC §3
+	// agent.cgo); without it the build has CGO_ENABLED=0 (SPEC §8).
+	CGO           bool        `json:"cgo,omitempty"`
 	Scripts       []string    `json:"scripts,omitempty"`
 	ScriptsIgnore []string    `json:"scripts_ignore,omitempty"`
 	Permissions   Permissions `json:"permissions"`
@@ -391,6 +394,10 @@ func (p *parser) parse(data []byte) *Manifest {
 		case "disable-model-invocation":
 			if b, ok := p.boolean(key, v); ok {
 				m.DisableModelInvocation = b
+			}
+		case "cgo":
+			if b, ok := p.boolean(key, v); ok {
+				m.CGO = b
 			}
 		case "user-invocable":
 			if b, ok := p.boolean(key, v); ok {

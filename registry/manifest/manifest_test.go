@@ -429,6 +429,19 @@ func TestHostMetadata(t *testing.T) {
 					t.Errorf("version = %q; want the text as written", m.Version)
 				}
 			}},
+		{name: "cgo", front: "metadata:\n  agent.plugin.build: ./p\n  agent.cgo: \"true\"\n",
+			check: func(t *testing.T, m *Manifest) {
+				if !m.CGO {
+					t.Error("agent.cgo: true did not ask for cgo")
+				}
+			}},
+		{name: "cgo top-level", front: "plugin: {build: ./p}\ncgo: true\n",
+			check: func(t *testing.T, m *Manifest) {
+				if !m.CGO {
+					t.Error("cgo: true did not ask for cgo")
+				}
+			}},
+		{name: "cgo not a boolean", front: "metadata:\n  agent.cgo: \"maybe\"\n", errs: []string{`agent.cgo: "maybe" is not true or false`}},
 		{name: "typo", front: "metadata:\n  agent.verison: \"1\"\n", warning: `metadata key "agent.verison" is not one this host reads`},
 		{name: "sandbox lists", front: "metadata:\n  agent.permissions.network: \"example.com:443 api.example.com:443\"\n  agent.permissions.fs.read: \"~/data $WORKSPACE\"\n  agent.permissions.fs.write: $TMP/out\n",
 			check: func(t *testing.T, m *Manifest) {

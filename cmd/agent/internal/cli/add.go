@@ -311,6 +311,9 @@ func printInstalled(w io.Writer, e registry.Entry) {
 		fmt.Fprintf(w, "  %d tool(s) from its plugin\n", len(e.Tools))
 	}
 	warnBundledName(w, e)
+	if m, _, err := registry.LoadInstalled(e); err == nil {
+		writeCGO(w, m)
+	}
 	if e.Trusted {
 		fmt.Fprintf(w, "  trusted: activate it with AGENT_SKILLS=all or AGENT_SKILLS=%s\n", e.Canonical)
 	} else {

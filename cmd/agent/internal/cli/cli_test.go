@@ -253,7 +253,7 @@ func TestAddPromptsOnTerminal(t *testing.T) {
 func TestPrepareBuildFailure(t *testing.T) {
 	t.Parallel()
 	in := &install.Preparer{
-		Build: func(ctx context.Context, name, dir, rel, out string) error {
+		Build: func(ctx context.Context, name, dir, rel, out string, _ bool) error {
 			return &plugbuild.BuildError{Err: errors.New("exit status 1"), Output: "./main.go:3:2: undefined: oops\n"}
 		},
 		Describe: func(context.Context, host.Plugin) ([]sdk.ToolInfo, error) {
@@ -283,7 +283,7 @@ func TestPrepareCommandPlugin(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, "bin", "tool"), "#!/bin/sh\n", 0o755)
 	var described host.Plugin
 	in := &install.Preparer{
-		Build: func(context.Context, string, string, string, string) error {
+		Build: func(context.Context, string, string, string, string, bool) error {
 			t.Fatal("go build for a command plugin")
 			return nil
 		},

@@ -249,6 +249,9 @@ func manifestFields(m *manifest.Manifest) [][2]string {
 	if m.Plugin != nil {
 		if m.Plugin.Build != "" {
 			add("plugin.build", m.Plugin.Build)
+			if m.CGO {
+				add("cgo", "true")
+			}
 		} else {
 			add("plugin.command", m.Plugin.Command)
 		}

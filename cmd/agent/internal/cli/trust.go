@@ -158,6 +158,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Trusted %s: AGENT_SKILLS=all or AGENT_SKILLS=%s activates it\n", e.Name, e.Canonical)
 		if m, _, err := registry.LoadInstalled(te); err == nil {
 			writeGrants(opts.IO.ErrOut, m.Permissions)
+			writeCGO(opts.IO.ErrOut, m)
 		}
 	} else {
 		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s: only AGENT_SKILLS=all-untrusted activates it now\n", e.Name)
@@ -225,6 +226,14 @@ func trustSignerRun(ctx context.Context, opts *trustOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "Accepting skills signed by %s from %s\n", k, scope)
 	return nil
+}
+
+// writeCGO says that a skill's plugin builds with cgo (SPEC §3
+// agent.cgo): the C toolchain then runs at build time.
+func writeCGO(w io.Writer, m *manifest.Manifest) {
+	if m.CGO && m.Plugin != nil && m.Plugin.Build != "" {
+		fmt.Fprintln(w, "  its plugin builds with cgo (agent.cgo): the C compiler runs at build time")
+	}
 }
 
 // writeGrants says what a trusted skill's code may reach beyond its own
