@@ -22,24 +22,44 @@ import (
 func TestBuildIncbin(t *testing.T) {
 	t.Parallel()
 	env := goEnv(t)
-	secretFile := filepath.Join(t.TempDir(), "secret")
 	secret := []byte("S3CRET-7f1c2a9e-outside-the-skill")
-	if err := os.WriteFile(secretFile, secret, 0o600); err != nil {
-		t.Fatal(err)
+	// A secret file of its own per case: go's build cache keys a .S file
+	// by its text, not by what it .incbins, so two cases naming one file
+	// would share the first one's object.
+	secretFile := func(t *testing.T) string {
+		f := filepath.Join(t.TempDir(), "secret")
+		if err := os.WriteFile(f, secret, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
 	}
-	leakS := "\t.section .rodata\n\t.globl leaked\nleaked:\n\t.incbin \"" + secretFile + "\"\n\t.byte 0\n\t.section .note.GNU-stack,\"\",@progbits\n"
+	leakS := func(t *testing.T) string {
+		return "\t.section .rodata\n\t.globl leaked\nleaked:\n\t.incbin \"" + secretFile(t) + "\"\n\t.byte 0\n\t.section .note.GNU-stack,\"\",@progbits\n"
+	}
 	leakGo := "package main\n\n// extern char leaked[64];\nimport \"C\"\n\nimport \"unsafe\"\n\nvar Leaked = unsafe.Pointer(&C.leaked[0])\n"
+	unsandboxed := func(cmd *exec.Cmd, _ plugbuild.Needs) error { return cmd.Start() }
 	for _, tc := range []struct {
 		name  string
-		files map[string]string
+		files func(*testing.T) map[string]string
 		cgo   bool
-		want  bool // the secret is in the binary
+		start func(*exec.Cmd, plugbuild.Needs) error // nil: the sandboxed build
+		want  bool                                   // the secret is in the binary
 	}{
-		{"gcc .incbin without cgo", map[string]string{"leak_amd64.S": leakS, "leak.go": leakGo}, false, false},
-		{"gcc .incbin without cgo or import C", map[string]string{"leak_amd64.S": leakS}, false, false},
-		// The positive control: the manifest asks for cgo.
-		{"gcc .incbin with cgo", map[string]string{"leak_amd64.S": leakS, "leak.go": leakGo}, true, true},
-		{"Go assembler include", map[string]string{"leak_amd64.s": "#include \"" + secretFile + "\"\n", "stub.go": "package main\n\nfunc leak()\n"}, false, false},
+		{"gcc .incbin without cgo", func(t *testing.T) map[string]string {
+			return map[string]string{"leak_amd64.S": leakS(t), "leak.go": leakGo}
+		}, false, nil, false},
+		{"gcc .incbin without cgo or import C", func(t *testing.T) map[string]string { return map[string]string{"leak_amd64.S": leakS(t)} }, false, nil, false},
+		// With cgo, the sandbox keeps the file out of the build.
+		{"gcc .incbin with cgo, sandboxed", func(t *testing.T) map[string]string {
+			return map[string]string{"leak_amd64.S": leakS(t), "leak.go": leakGo}
+		}, true, nil, false},
+		// The positive control: with cgo and no sandbox, it leaks.
+		{"gcc .incbin with cgo, unsandboxed", func(t *testing.T) map[string]string {
+			return map[string]string{"leak_amd64.S": leakS(t), "leak.go": leakGo}
+		}, true, unsandboxed, true},
+		{"Go assembler include", func(t *testing.T) map[string]string {
+			return map[string]string{"leak_amd64.s": "#include \"" + secretFile(t) + "\"\n", "stub.go": "package main\n\nfunc leak()\n"}
+		}, false, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -49,13 +69,13 @@ func TestBuildIncbin(t *testing.T) {
 				}
 			}
 			skill := newSkill(t, pluginGoMod(t))
-			for name, src := range tc.files {
+			for name, src := range tc.files(t) {
 				if err := os.WriteFile(filepath.Join(skill, "plugin", name), []byte(src), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
 			out := filepath.Join(t.TempDir(), "greeter")
-			err := plugbuild.Build(context.Background(), plugbuild.Options{Home: t.TempDir(), Environ: env, CGO: tc.cgo}, skill, "./plugin", out)
+			err := plugbuild.Build(context.Background(), plugbuild.Options{Home: t.TempDir(), Environ: env, CGO: tc.cgo, Start: tc.start}, skill, "./plugin", out)
 			bin, _ := os.ReadFile(out)
 			if got := bytes.Contains(bin, secret); got != tc.want {
 				t.Fatalf("secret in the binary: %v, want %v (build error: %v)", got, tc.want, err)

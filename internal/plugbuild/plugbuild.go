@@ -72,8 +72,8 @@ type Options struct {
 	// file's #include cannot compile a file from outside the skill into
 	// the plugin.
 	CGO bool
-	// Start starts go build (nil: cmd.Start). The seam where the build
-	// is sandboxed: needs says what the build reads, writes and reaches.
+	// Start starts go build (nil: in its sandbox, see policy). needs
+	// says what the build reads, writes and reaches.
 	Start func(cmd *exec.Cmd, needs Needs) error
 }
 
@@ -84,7 +84,10 @@ type Options struct {
 // host:port; empty when GOPROXY is off or only folders).
 type Needs struct {
 	Skill, GOROOT, GOMODCACHE, GOCACHE, Out, Tmp, Proxy string
-	Hosts                                               []string
+	// SDK is the folder the SDK is extracted to when GONOPROXY names
+	// it ("" otherwise): the build reads it.
+	SDK   string
+	Hosts []string
 }
 
 // DefaultSlow is how long a build runs before Progress without a terminal
@@ -156,7 +159,7 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	if direct {
 		// GONOPROXY (or GOPRIVATE) names the SDK: go would skip the proxy
 		// directory and ask its repository, so hand it the folders.
-		if dirs, err = sdkmod.Extract(filepath.Join(opts.Home, "cache", "sdk")); err != nil {
+		if dirs, err = sdkmod.Extract(filepath.Join(opts.Home, "cache", "sdk")); err != nil { // Needs.SDK
 			return err
 		}
 	}
@@ -185,18 +188,28 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	stop := progress(opts)
-	start := func(cmd *exec.Cmd, _ Needs) error { return cmd.Start() }
+	var release func()
+	start := func(cmd *exec.Cmd, n Needs) (err error) {
+		release, err = sandboxed(cmd, n)
+		return err
+	}
 	if opts.Start != nil {
 		start = opts.Start
 	}
 	needs := Needs{Skill: skillDir, GOROOT: goenv.goroot, GOMODCACHE: goenv.modcache, GOCACHE: goenv.cache,
 		Out: filepath.Dir(absOut), Tmp: tmp, Proxy: proxy, Hosts: goenv.hosts}
+	if direct {
+		needs.SDK = filepath.Join(opts.Home, "cache", "sdk")
+	}
 	if err = start(cmd, needs); err == nil {
 		if err = group.Started(); err != nil {
 			_ = cmd.Wait()
 		} else {
 			err = group.Wait()
 		}
+	}
+	if release != nil {
+		release()
 	}
 	stop(err == nil)
 	if err != nil {
