@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -94,6 +95,7 @@ const (
 	whyTemp    = "its own temp folder, always writable"
 	whyUnixGap = "pathname Unix socket reachable undeclared (kernel gap: Landlock ABI < 9 and no seccomp; agent check says so)"
 	whyScoped  = "abstract Unix socket denied although network is * (Landlock scope: no declaration grants it)"
+	whyHost    = "another process (ptrace, its environ, its /proc entry) or a privilege: denied whatever is declared"
 )
 
 // TestReliabilitySandbox: a python3 script (through the exec plugin's
@@ -175,7 +177,8 @@ func TestReliabilitySandbox(t *testing.T) {
 	other := filepath.Join(agentHome, "skills", "other")
 
 	// attempts is the table for one user.
-	attempts := func(who string) []attempt {
+	ns := sandbox.NSProbe().NS
+	attempts := func(who string, victim int) []attempt {
 		moved := func(key string) func() func() bool {
 			return func() func() bool {
 				before := srv.Hits(key)
@@ -230,6 +233,15 @@ func TestReliabilitySandbox(t *testing.T) {
 				}
 			}
 		}
+		for _, sk := range []string{"sealed", "opened"} {
+			v := strconv.Itoa(victim)
+			as = append(as,
+				attempt{sk, "ptrace a process of the same user", "ptrace", v, false, nil, whyHost},
+				attempt{sk, "read its environ (OPENAI_API_KEY)", "read", "/proc/" + v + "/environ", false, nil, whyHost},
+				attempt{sk, "see it in /proc", "seeproc", v, !ns, nil, whyHost},
+				attempt{sk, "hold a capability, or lack no_new_privs or seccomp", "privileged", "", false, nil, whyHost},
+			)
+		}
 		as = append(as,
 			attempt{"proxied", "the declared host:port through the proxy", "proxy", declaredAddr, true, counter(&declaredHits), ""},
 			attempt{"proxied", "an undeclared host:port through the proxy", "proxy", strings.TrimPrefix(undeclaredSrv.URL, "http://"), false, counter(&undeclaredHits), ""},
@@ -240,6 +252,21 @@ func TestReliabilitySandbox(t *testing.T) {
 	}
 
 	trials := func(t *testing.T, who string, cred *syscall.Credential, environ []string) {
+		// The victim: a process of the same user holding a secret, as
+		// agent and the exec plugin do. Unsandboxed, the same probe
+		// attaches to it (the positive control).
+		victim := exec.Command("/bin/sleep", "600")
+		victim.Env = []string{"OPENAI_API_KEY=sk-victim-secret"}
+		victim.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		if err := victim.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = victim.Process.Kill(); _ = victim.Wait() }()
+		control := exec.Command("python3", "-c", probe.Python, "ptrace="+strconv.Itoa(victim.Process.Pid))
+		control.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		if out, err := control.Output(); err != nil || !strings.Contains(string(out), "allowed") {
+			t.Errorf("as %s, unsandboxed, the probe could not ptrace the victim (the control): %v %s", who, err, out)
+		}
 		check := agentAs(t, cred, environ, "check")
 		if !strings.Contains(check.Stdout, "declared hosts through a proxy") || strings.Contains(check.Stdout, "not sandboxed") {
 			t.Errorf("agent check as %s: want declared hosts through a proxy and nothing unsandboxed\n%v", who, check)
@@ -253,7 +280,7 @@ func TestReliabilitySandbox(t *testing.T) {
 		var n, deniedUndeclared, allowedDeclared, wrong, unseen int
 		apart := map[string]int{}
 		for _, kind := range []string{"script", "plugin"} {
-			for _, a := range attempts(who) {
+			for _, a := range attempts(who, victim.Process.Pid) {
 				n++
 				var arrived func() bool
 				if a.watch != nil {
@@ -283,7 +310,7 @@ func TestReliabilitySandbox(t *testing.T) {
 			}
 		}
 		var rest []string
-		for _, why := range []string{whyTemp, whyScoped, whyUnixGap} {
+		for _, why := range []string{whyTemp, whyScoped, whyUnixGap, whyHost} {
 			if apart[why] > 0 {
 				rest = append(rest, fmt.Sprintf("%d %s", apart[why], why))
 			}

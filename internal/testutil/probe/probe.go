@@ -3,11 +3,14 @@ package probe
 import (
 	"bufio"
 	_ "embed"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
+	"syscall"
 	"time"
 )
 
@@ -19,7 +22,7 @@ import (
 var Python string
 
 // Ops are what Try and Python know, for a tool's description.
-const Ops = "read, list, write, tmp, tcp, mptcp, udp, unix (a path, or @name for an abstract socket), loopback, proxy"
+const Ops = "read, list, write, tmp, tcp, mptcp, udp, unix (a path, or @name for an abstract socket), loopback, proxy, ptrace (a pid), seeproc (a pid), privileged"
 
 // Try tries op on arg and returns nil when the system let it through:
 //
@@ -31,7 +34,11 @@ const Ops = "read, list, write, tmp, tcp, mptcp, udp, unix (a path, or @name for
 //   - udp: send a datagram to host:port and wait for Servers' echo;
 //   - loopback: a server and a client on the process's own 127.0.0.1;
 //   - proxy: ask the proxy in HTTPS_PROXY for a tunnel to host:port and
-//     GET / through it (200 wanted).
+//     GET / through it (200 wanted);
+//   - ptrace: PTRACE_SEIZE the pid (and detach);
+//   - seeproc: the pid is in /proc;
+//   - privileged: the process holds a capability, or lacks
+//     no_new_privs or a seccomp filter.
 func Try(op, arg string) error {
 	switch op {
 	case "read":
@@ -88,8 +95,44 @@ func Try(op, arg string) error {
 		return Try("tcp", l.Addr().String())
 	case "proxy":
 		return viaProxy(arg)
+	case "ptrace":
+		// PTRACE_SEIZE does not stop the victim; detached at once.
+		var pid int
+		if _, err := fmt.Sscan(arg, &pid); err != nil {
+			return err
+		}
+		if _, _, e := syscall.Syscall6(syscall.SYS_PTRACE, 0x4206, uintptr(pid), 0, 0, 0, 0); e != 0 {
+			return e
+		}
+		_, _, _ = syscall.Syscall6(syscall.SYS_PTRACE, syscall.PTRACE_DETACH, uintptr(pid), 0, 0, 0, 0)
+		return nil
+	case "seeproc":
+		_, err := os.Stat("/proc/" + arg)
+		return err
+	case "privileged":
+		return privileged()
 	}
 	return fmt.Errorf("unknown op %q (known: %s)", op, Ops)
+}
+
+// privileged returns nil when the process holds any capability, lacks
+// no_new_privs or runs without a seccomp filter: what a sandboxed child
+// must never be "allowed".
+func privileged() error {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":\t")
+		switch {
+		case (k == "CapInh" || k == "CapPrm" || k == "CapEff" || k == "CapBnd" || k == "CapAmb") && strings.Trim(v, "0") != "":
+			return nil
+		case k == "NoNewPrivs" && v != "1", k == "Seccomp" && v != "2":
+			return nil
+		}
+	}
+	return errors.New("no capability, no_new_privs, seccomp")
 }
 
 // viaProxy asks the proxy named by HTTPS_PROXY for a tunnel to target

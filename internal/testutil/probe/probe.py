@@ -2,7 +2,7 @@
 
 The same ops as probe.go's Try (internal/testutil/probe): read, list,
 write, tmp, tcp, mptcp, udp, unix (a path, or @name: abstract), loopback,
-proxy. A connection counts only when the server's byte (or echo) comes
+proxy, ptrace (a pid), seeproc (a pid), privileged. A connection counts only when the server's byte (or echo) comes
 back.
 """
 import http.client, json, os, socket, sys, threading
@@ -76,6 +76,26 @@ def tmp(_):
     os.remove(name)
 
 
+def ptrace(pid):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    if libc.ptrace(0x4206, int(pid), None, None) != 0:  # PTRACE_SEIZE
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    libc.ptrace(17, int(pid), None, None)  # PTRACE_DETACH
+
+
+def privileged(_):
+    for line in open("/proc/self/status"):
+        k, _, v = line.rstrip("\n").partition(":\t")
+        if k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb") and v.strip("0"):
+            return
+        if (k == "NoNewPrivs" and v != "1") or (k == "Seccomp" and v != "2"):
+            return
+    raise PermissionError("no capability, no_new_privs, seccomp")
+
+
 OPS = {
     "read": lambda a: open(a).read(),
     "list": os.listdir,
@@ -87,6 +107,9 @@ OPS = {
     "unix": unix,
     "loopback": loopback,
     "proxy": proxy,
+    "ptrace": ptrace,
+    "seeproc": lambda pid: os.stat("/proc/" + pid),
+    "privileged": privileged,
 }
 
 if "--help" in sys.argv:
