@@ -314,3 +314,85 @@ func TestSyncSeesTheSignedTag(t *testing.T) {
 		}
 	})
 }
+
+// TestRelabelledSignedTag points refs/tags/v2.0.0 at the signed tag object
+// of v1.0.0 (git update-ref, as a server's owner could) and adds 2.0.0
+// under a policy that accepts the release key: the signature binds the
+// tag's own name, so the relabel is refused naming both, whether the
+// policy requires signatures or not and however 2.0.0 is asked for;
+// v1.0.0 itself still installs as signed.
+func TestRelabelledSignedTag(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, signedSkill("relabel"))
+	key, pubLine := gittest.SSHKey(t, "release@example.com")
+	repo.SSHSign(t, key, "tag", "-s", "v1.0.0", "-m", "release 1.0.0")
+	tagObject := strings.TrimSpace(repo.RunGit(t, "rev-parse", "v1.0.0"))
+	repo.RunGit(t, "update-ref", "refs/tags/v2.0.0", tagObject)
+	url := gittest.ServeRepo(t, repo)
+	release, err := signing.ParseKey([]byte(pubLine))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name            string
+		required        bool
+		ref, constraint string
+		relabelled      bool
+	}{
+		{name: "signed v1.0.0", ref: "v1.0.0"},
+		{name: "signed v1.0.0, required", required: true, ref: "v1.0.0"},
+		{name: "v2.0.0", ref: "v2.0.0", relabelled: true},
+		{name: "v2.0.0, required", required: true, ref: "v2.0.0", relabelled: true},
+		{name: "2.0.0 without the v", ref: "2.0.0", relabelled: true},
+		{name: "constraint ^2", constraint: "^2", relabelled: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := signedStore(t, tc.required, signing.Signer{Key: pubLine, Sources: []string{url}})
+			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: tc.ref, Constraint: tc.constraint}}, nil)
+			if tc.relabelled {
+				if !errors.Is(err, signing.ErrRelabelled) || !strings.Contains(err.Error(), "v1.0.0") || !strings.Contains(err.Error(), "v2.0.0") {
+					t.Fatalf("Add: %v; want %v naming v1.0.0 and v2.0.0", err, signing.ErrRelabelled)
+				}
+				if es, _ := s.List(); len(es) != 0 {
+					t.Fatalf("a relabelled release was installed: %+v", es)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !e.Trusted || !strings.Contains(e.Signer, release.Fingerprint) || e.Version != "1.0.0" {
+				t.Fatalf("trusted %v, signer %q, version %q; want trusted 1.0.0 signed by %s", e.Trusted, e.Signer, e.Version, release.Fingerprint)
+			}
+			if tc.required {
+				relabelledLock(t, e, url, pubLine)
+			}
+		})
+	}
+}
+
+// relabelledLock syncs a lock of e (the signed v1.0.0) edited to name
+// v2.0.0 into a home that requires the release key: the relabel is
+// refused there too, not fetched again by SHA where it would go unseen.
+func relabelledLock(t *testing.T, e registry.Entry, url, pubLine string) {
+	t.Helper()
+	l, err := registry.NewLock([]registry.Entry{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := signedStore(t, true, signing.Signer{Key: pubLine, Sources: []string{url}})
+	if _, err := s.Sync(context.Background(), l, registry.SyncRequest{}, nil); err != nil {
+		t.Fatalf("Sync of the signed v1.0.0: %v", err)
+	}
+	l.Skills[0].Ref, l.Skills[0].Version = "v2.0.0", "2.0.0"
+	s = signedStore(t, true, signing.Signer{Key: pubLine, Sources: []string{url}})
+	_, err = s.Sync(context.Background(), l, registry.SyncRequest{}, nil)
+	if !errors.Is(err, signing.ErrRelabelled) {
+		t.Fatalf("Sync of a lock naming v2.0.0: %v; want %v", err, signing.ErrRelabelled)
+	}
+	if es, _ := s.List(); len(es) != 0 {
+		t.Fatalf("a relabelled release was synced: %+v", es)
+	}
+}
