@@ -37,6 +37,7 @@ type entryJSON struct {
 	Listing         *Listing    `json:"listing,omitempty"`
 	Placements      []Placement `json:"placements,omitempty"`
 	Signer          string      `json:"signer,omitempty"`
+	TrustedHashes   []string    `json:"trusted_hashes,omitempty"`
 }
 
 func (e *Entry) wire() *entryJSON {
@@ -50,7 +51,7 @@ func (e *Entry) wire() *entryJSON {
 		Tools:       e.Tools,
 		PreviousSHA: e.PreviousSHA, Stamp: e.Stamp, PreviousDirHash: e.PreviousDirHash,
 		NamedOnly: e.NamedOnly, Listing: e.Listing, Placements: e.Placements,
-		Signer: e.Signer,
+		Signer: e.Signer, TrustedHashes: e.TrustedHashes,
 	}
 }
 

@@ -40,7 +40,7 @@ import (
 // everything before it; then the lines (each uvarint-length-prefixed) and
 // the CRC-32C of the lines.
 
-const indexMagic = "agent-registry-index 7\n"
+const indexMagic = "agent-registry-index 8\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -419,6 +419,7 @@ func (e *enc) entry(x *Entry) {
 		e.strs(p.Made)
 	}
 	e.str(x.Signer)
+	e.strs(x.TrustedHashes)
 	l := x.Listing
 	if l == nil {
 		e.bool(false)
@@ -623,6 +624,7 @@ func (d *dec) entry() Entry {
 		d.err = true
 	}
 	x.Signer = d.str()
+	x.TrustedHashes = d.strs()
 	if !d.bool() {
 		return x
 	}

@@ -177,7 +177,8 @@ func crc32Of(b []byte) []byte {
 
 func FuzzDecodeIndex(f *testing.F) {
 	var e enc
-	x := Entry{Name: "a", Canonical: "a", Tools: []Tool{{Name: "t"}}, Listing: &Listing{Runnable: []string{"scripts/x.py"}}}
+	x := Entry{Name: "a", Canonical: "a", Tools: []Tool{{Name: "t"}}, Listing: &Listing{Runnable: []string{"scripts/x.py"}},
+		Integrity: Integrity{TrustedHashes: []string{h1a}}}
 	e.entry(&x)
 	recs := []indexed{{rec: e.b, line: []byte(`{"name":"a"}`)}}
 	st := stamp{1, 2, 3, 4, 5}

@@ -370,3 +370,121 @@ func TestSyncLeavesLinkedSkills(t *testing.T) {
 		t.Fatalf("DiffLock = %+v", d)
 	}
 }
+
+// TestSyncTrustFollowsContent retargets a trusted skill's lock entry to a
+// commit on an unmerged branch of the same source (with that commit's own
+// hash, as whoever edits the lock would write it) and syncs it with no
+// terminal and no --trust: it is installed untrusted, its plugin not
+// built, and Untrusted names it. Content this home trusted keeps or gets
+// back its trust without asking; --trust, or untrust in between, decide
+// otherwise.
+func TestSyncTrustFollowsContent(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t, map[string]string{"one/SKILL.md": skillMD("one"), "one/f": "reviewed"})
+	repo.Tag(t, "v1.0.0")
+	repo.Branch(t, "unmerged")
+	repo.Commit(t, map[string]string{"one/f": "not reviewed"}, "unmerged")
+	s := newStore(t)
+	mustAdd(t, s, repo.FileURL()+"@v1.0.0", nil, buildPrep)
+	trusted := lockOf(t, s)
+	// The retargeted entry: what a lock made elsewhere at the branch says.
+	other := newStore(t)
+	mustAdd(t, other, repo.FileURL()+"@unmerged", nil, buildPrep)
+	retargeted := lockOf(t, other)
+	if trusted.Skills[0].Commit == retargeted.Skills[0].Commit || !retargeted.Skills[0].Trusted {
+		t.Fatalf("locks: %+v %+v", trusted.Skills, retargeted.Skills)
+	}
+	noHash := func(l *Lock) *Lock {
+		c := *l
+		c.Skills = append([]LockEntry{}, l.Skills...)
+		c.Skills[0].Hash = ""
+		return &c
+	}
+
+	type step struct {
+		lock        *Lock
+		trust       *bool // the answer; nil is no terminal and no --trust
+		untrustArg  bool  // agent skill untrust one first
+		wantTrusted bool
+		wantAsked   bool
+	}
+	yes := true
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"retargeted, then back to the trusted commit", []step{
+			{lock: retargeted, wantAsked: true},
+			{lock: trusted, wantTrusted: true},
+		}},
+		{"retargeted with --trust", []step{
+			{lock: retargeted, trust: &yes, wantAsked: true, wantTrusted: true},
+			{lock: trusted, wantTrusted: true},
+			{lock: retargeted, wantTrusted: true},
+		}},
+		// Without a hash the question comes first; the answer is the
+		// fetched folder's hash all the same.
+		{"no hash in the lock", []step{
+			{lock: noHash(retargeted), wantAsked: true},
+			{lock: noHash(trusted), wantAsked: true, wantTrusted: true},
+		}},
+		{"untrusted in between", []step{
+			{lock: retargeted, wantAsked: true},
+			{lock: trusted, untrustArg: true, wantAsked: true},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			if _, err := syncLock(t, s, trusted, true); err != nil {
+				t.Fatal(err)
+			}
+			for i, st := range tc.steps {
+				if st.untrustArg {
+					if _, err := s.SetTrusted("one", false); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var asked, untrusted []string
+				req := SyncRequest{AgentVersion: "0.5.0", Untrusted: func(c SyncChange) { untrusted = append(untrusted, c.Name) }}
+				if st.trust != nil {
+					req.Trust = func(names []string) (bool, error) { asked = names; return *st.trust, nil }
+				} else {
+					req.Trust = func(names []string) (bool, error) { asked = names; return false, nil }
+				}
+				if _, err := s.Sync(context.Background(), st.lock, req, buildPrep); err != nil {
+					t.Fatalf("step %d: Sync: %v", i, err)
+				}
+				e, err := s.Get("one")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.CommitSHA != st.lock.Skills[0].Commit {
+					t.Fatalf("step %d: at %s, want %s", i, e.CommitSHA, st.lock.Skills[0].Commit)
+				}
+				if e.Trusted != st.wantTrusted || (e.Plugin != nil) != st.wantTrusted {
+					t.Errorf("step %d: trusted %v plugin %v; want trusted %v", i, e.Trusted, e.Plugin, st.wantTrusted)
+				}
+				if (len(asked) > 0) != st.wantAsked {
+					t.Errorf("step %d: asked about %v; want asked %v", i, asked, st.wantAsked)
+				}
+				if wantUntrusted := st.wantAsked && !st.wantTrusted; (len(untrusted) > 0) != wantUntrusted {
+					t.Errorf("step %d: told untrusted %v; want %v", i, untrusted, wantUntrusted)
+				}
+			}
+		})
+	}
+}
+
+func lockOf(t *testing.T, s *Store) *Lock {
+	t.Helper()
+	entries, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLock(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/signing"
 )
 
 // fetchRequest is a FetchRequest with the store's object cache.
@@ -27,8 +28,14 @@ func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*
 	if e.Ref != "" && e.Ref != e.CommitSHA && !s.Signatures.Empty() {
 		req := s.fetchRequest(e.GitURL, e.Ref, "", progress)
 		req.Path = e.Subdir
-		if snap, err := s.git().Fetch(ctx, req); err == nil && snap.Kind == "tag" && snap.Commit == e.CommitSHA {
+		snap, err := s.git().Fetch(ctx, req)
+		if err == nil && snap.Kind == "tag" && snap.Commit == e.CommitSHA {
 			return snap, nil
+		}
+		// A relabelled release is refused, not fetched again by SHA
+		// where the relabel would go unseen.
+		if errors.Is(err, signing.ErrRelabelled) {
+			return nil, err
 		}
 	}
 	req := s.fetchRequest(e.GitURL, e.CommitSHA, "", progress)

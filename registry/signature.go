@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
 	"github.com/agentskills/agent/registry/signing"
@@ -45,7 +47,7 @@ func (s sources) verifySnapshot(ctx context.Context, source string, snap *gitsrc
 	case signer != nil:
 		snap.Signer = signer.String()
 		return nil
-	case errors.Is(why, signing.ErrBadSignature):
+	case errors.Is(why, signing.ErrBadSignature), errors.Is(why, signing.ErrRelabelled):
 		return fmt.Errorf("verify %s: %w", what, why)
 	case required:
 		return fmt.Errorf("verify %s: the signer policy requires a signature by an accepted key: %w", what, why)
@@ -65,6 +67,9 @@ func (s sources) signer(ctx context.Context, snap *gitsrc.Snapshot, a *ocisrc.Ar
 		for _, b := range bundles {
 			k, err := signing.VerifyBundle(b, a.Ref.Digest, keys)
 			if err == nil {
+				if err := bindsVersion(a); err != nil {
+					return nil, err
+				}
 				return &k, nil
 			}
 			errs = append(errs, err)
@@ -91,10 +96,31 @@ func (s sources) signer(ctx context.Context, snap *gitsrc.Snapshot, a *ocisrc.Ar
 	return nil, worst(errs)
 }
 
+// bindsVersion refuses a signed artifact pulled by a version tag that is
+// not the version it was signed as (Artifact.SignedVersion): a tag 2.0.0
+// pointed at the signed 1.0.0 manifest would otherwise install as a
+// signed 2.0.0. A tag that is no version (latest) claims none.
+func bindsVersion(a *ocisrc.Artifact) error {
+	tagged := ocisrc.VersionOf(a.Ref.Tag)
+	if tagged == nil {
+		return nil
+	}
+	signed := a.SignedVersion()
+	if v, err := semver.NewVersion(signed); err == nil && v.String() == tagged.String() {
+		return nil
+	}
+	as := "as version " + signed
+	if signed == "" {
+		as = "with no version (its SKILL.md names none)"
+	}
+	return fmt.Errorf("%w: the tag %s names the artifact %s, which was signed %s, not %s",
+		signing.ErrRelabelled, a.Ref.Tag, gitsrc.Short(a.Ref.Digest), as, tagged)
+}
+
 // worst is the error that says most: a signature that does not verify,
 // then one by a key not accepted, then none.
 func worst(errs []error) error {
-	for _, target := range []error{signing.ErrBadSignature, signing.ErrUntrustedSigner} {
+	for _, target := range []error{signing.ErrRelabelled, signing.ErrBadSignature, signing.ErrUntrustedSigner} {
 		for _, e := range errs {
 			if errors.Is(e, target) {
 				return e

@@ -14,6 +14,8 @@ import (
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
 	"github.com/agentskills/agent/registry/signing"
+
+	"oras.land/oras-go/v2/registry/remote"
 )
 
 func signedSkill(name string) map[string]string {
@@ -313,4 +315,177 @@ func TestSyncSeesTheSignedTag(t *testing.T) {
 			t.Fatalf("a refused skill was installed: %+v", es)
 		}
 	})
+}
+
+// TestRelabelledSignedTag points refs/tags/v2.0.0 at the signed tag object
+// of v1.0.0 (git update-ref, as a server's owner could) and adds 2.0.0
+// under a policy that accepts the release key: the signature binds the
+// tag's own name, so the relabel is refused naming both, whether the
+// policy requires signatures or not and however 2.0.0 is asked for;
+// v1.0.0 itself still installs as signed.
+func TestRelabelledSignedTag(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.NewRepo(t, signedSkill("relabel"))
+	key, pubLine := gittest.SSHKey(t, "release@example.com")
+	repo.SSHSign(t, key, "tag", "-s", "v1.0.0", "-m", "release 1.0.0")
+	tagObject := strings.TrimSpace(repo.RunGit(t, "rev-parse", "v1.0.0"))
+	repo.RunGit(t, "update-ref", "refs/tags/v2.0.0", tagObject)
+	url := gittest.ServeRepo(t, repo)
+	release, err := signing.ParseKey([]byte(pubLine))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name            string
+		required        bool
+		ref, constraint string
+		relabelled      bool
+	}{
+		{name: "signed v1.0.0", ref: "v1.0.0"},
+		{name: "signed v1.0.0, required", required: true, ref: "v1.0.0"},
+		{name: "v2.0.0", ref: "v2.0.0", relabelled: true},
+		{name: "v2.0.0, required", required: true, ref: "v2.0.0", relabelled: true},
+		{name: "2.0.0 without the v", ref: "2.0.0", relabelled: true},
+		{name: "constraint ^2", constraint: "^2", relabelled: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := signedStore(t, tc.required, signing.Signer{Key: pubLine, Sources: []string{url}})
+			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: tc.ref, Constraint: tc.constraint}}, nil)
+			if tc.relabelled {
+				if !errors.Is(err, signing.ErrRelabelled) || !strings.Contains(err.Error(), "v1.0.0") || !strings.Contains(err.Error(), "v2.0.0") {
+					t.Fatalf("Add: %v; want %v naming v1.0.0 and v2.0.0", err, signing.ErrRelabelled)
+				}
+				t.Log(err)
+				if es, _ := s.List(); len(es) != 0 {
+					t.Fatalf("a relabelled release was installed: %+v", es)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !e.Trusted || !strings.Contains(e.Signer, release.Fingerprint) || e.Version != "1.0.0" {
+				t.Fatalf("trusted %v, signer %q, version %q; want trusted 1.0.0 signed by %s", e.Trusted, e.Signer, e.Version, release.Fingerprint)
+			}
+			if tc.required {
+				relabelledLock(t, e, url, pubLine)
+			}
+		})
+	}
+}
+
+// relabelledLock syncs a lock of e (the signed v1.0.0) edited to name
+// v2.0.0 into a home that requires the release key: the relabel is
+// refused there too, not fetched again by SHA where it would go unseen.
+func relabelledLock(t *testing.T, e registry.Entry, url, pubLine string) {
+	t.Helper()
+	l, err := registry.NewLock([]registry.Entry{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := signedStore(t, true, signing.Signer{Key: pubLine, Sources: []string{url}})
+	if _, err := s.Sync(context.Background(), l, registry.SyncRequest{}, nil); err != nil {
+		t.Fatalf("Sync of the signed v1.0.0: %v", err)
+	}
+	l.Skills[0].Ref, l.Skills[0].Version = "v2.0.0", "2.0.0"
+	s = signedStore(t, true, signing.Signer{Key: pubLine, Sources: []string{url}})
+	_, err = s.Sync(context.Background(), l, registry.SyncRequest{}, nil)
+	if !errors.Is(err, signing.ErrRelabelled) {
+		t.Fatalf("Sync of a lock naming v2.0.0: %v; want %v", err, signing.ErrRelabelled)
+	}
+	if es, _ := s.List(); len(es) != 0 {
+		t.Fatalf("a relabelled release was synced: %+v", es)
+	}
+}
+
+// TestRelabelledOCITag signs a published 1.0.0 and points the tag 2.0.0
+// (and latest) at its manifest with the registry's own tag API, as the
+// registry's owner could: a version tag must be the version the manifest
+// was signed as, so 2.0.0 is refused naming both, while 1.0.0, the
+// digest and latest (which claims no version) install as signed. A
+// signed artifact whose SKILL.md has no version binds none: its version
+// tag is refused too.
+func TestRelabelledOCITag(t *testing.T) {
+	reg := ocitest.Start(t)
+	client := &ocisrc.Client{Credentials: noCreds{}}
+	ctx := context.Background()
+	key, pubLine := gittest.SSHKey(t, "team@example.com")
+	team, err := signing.ParseKey([]byte(pubLine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := registry.NewStore(t.TempDir())
+	pub.OCI = client
+	publishSigned := func(name string, files map[string]string) registry.SignedArtifact {
+		dir := gittest.NewRepo(t, files).Dir()
+		if _, err := pub.Publish(ctx, registry.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
+			t.Fatal(err)
+		}
+		signed, err := pub.Sign(ctx, registry.SignRequest{Skill: reg.Ref("team/" + name + ":1.0.0"), Key: readFile(t, key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return signed
+	}
+	signed := publishSigned("relabel", signedSkill("relabel"))
+	noVersion := signedSkill("noversion")
+	noVersion["SKILL.md"] = strings.Replace(noVersion["SKILL.md"], "version: 1.0.0\n", "", 1)
+	publishSigned("noversion", noVersion)
+
+	repo, err := remote.NewRepository(reg.Host + "/team/relabel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	desc, err := repo.Resolve(ctx, "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range []string{"2.0.0", "latest"} {
+		if err := repo.Tag(ctx, desc, tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	tests := []struct {
+		name, source string
+		required     bool
+		relabelled   string // the tag named in the refusal; "" installs
+	}{
+		{"signed 1.0.0", reg.Ref("team/relabel:1.0.0"), true, ""},
+		{"by digest", reg.Ref("team/relabel@" + signed.Ref.Digest), true, ""},
+		{"latest", reg.Ref("team/relabel:latest"), true, ""},
+		{"2.0.0", reg.Ref("team/relabel:2.0.0"), false, "2.0.0"},
+		{"2.0.0, required", reg.Ref("team/relabel:2.0.0"), true, "2.0.0"},
+		{"constraint ^2", reg.Ref("team/relabel@^2"), true, "2.0.0"},
+		{"signed with no version", reg.Ref("team/noversion:1.0.0"), true, "1.0.0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := signedStore(t, tc.required, signing.Signer{Key: pubLine})
+			s.OCI = client
+			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil)
+			if tc.relabelled != "" {
+				if !errors.Is(err, signing.ErrRelabelled) || !strings.Contains(err.Error(), "tag "+tc.relabelled) {
+					t.Fatalf("Add: %v; want %v naming the tag %s", err, signing.ErrRelabelled, tc.relabelled)
+				}
+				t.Log(err)
+				if tc.relabelled == "2.0.0" && !strings.Contains(err.Error(), "signed as version 1.0.0") {
+					t.Fatalf("Add: %v; want it to name the signed version 1.0.0", err)
+				}
+				if es, _ := s.List(); len(es) != 0 {
+					t.Fatalf("a relabelled artifact was installed: %+v", es)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !e.Trusted || !strings.Contains(e.Signer, team.Fingerprint) || e.Version != "1.0.0" {
+				t.Fatalf("trusted %v, signer %q, version %q; want trusted 1.0.0 signed by %s", e.Trusted, e.Signer, e.Version, team.Fingerprint)
+			}
+		})
+	}
 }

@@ -89,6 +89,12 @@ type Integrity struct {
 	// Empty for bundled and linked skills and entries written before it
 	// was recorded.
 	DirHash string `json:"dir_hash,omitempty"`
+	// TrustedHashes are the h1: hashes of this folder that this home
+	// trusted the skill at before it moved on (update, sync, rollback),
+	// oldest first; the trusted DirHash counts too. Sync keeps trust only
+	// at one of them, so a lock edited to name other code does not
+	// inherit it. Untrust clears them.
+	TrustedHashes []string `json:"trusted_hashes,omitempty"`
 }
 
 // History is when an entry was installed and changed, and the commit that
@@ -252,6 +258,9 @@ func (s *Store) SetTrusted(name string, trusted bool) (Entry, error) {
 			return nil, err
 		}
 		e.Trusted = trusted
+		if !trusted {
+			e.TrustedHashes = nil
+		}
 		out = e
 		return replace(entries, e), nil
 	})

@@ -86,15 +86,18 @@ func sortChanges(cs []SyncChange) {
 type SyncRequest struct {
 	AgentVersion string
 	Progress     io.Writer // nil is silent
-	// Trust is asked once with the skills the lock marks trusted that
-	// sync would install or move and that are not trusted here yet, or
-	// are trusted here from another folder of the repository. A
-	// lock's trust is a request: nil, or false, installs them untrusted
-	// (files only).
+	// Trust is asked once with the skills sync would install or move to
+	// content this home has not trusted them at (Entry.TrustedHashes):
+	// those the lock marks trusted, and those trusted here from the same
+	// folder of the same source. A lock's trust is a request: nil, or
+	// false, installs them untrusted (files only).
 	Trust func(names []string) (bool, error)
 	// Done is told of each change once it is committed.
 	Done func(SyncChange)
-	Warn func(msg string)
+	// Untrusted is told of each skill that Trust was asked about and
+	// that was installed untrusted, once it is committed.
+	Untrusted func(SyncChange)
+	Warn      func(msg string)
 }
 
 // Sync makes the installed set equal to the lock: each skill is fetched
@@ -124,18 +127,19 @@ func (s *Store) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare
 	for _, e := range installed {
 		byName[e.Canonical] = e
 	}
-	// Trust belongs to a source: a skill trusted here keeps it at another
-	// commit of the same folder (as update does), never when the lock
-	// moves it to another folder.
-	keepsTrust := func(le LockEntry) bool {
-		cur, ok := byName[le.Name]
-		return ok && cur.Trusted && cur.GitURL == le.Source && cur.Subdir == le.Path
-	}
+	// Trust follows content, not the lock: a skill stays trusted only at
+	// content this home trusted it at, from the same folder of the same
+	// source. A lock that names another commit (an unmerged branch, say)
+	// is asked about, as is any skill it marks trusted.
 	var askTrust []string
+	asked := map[string]bool{}
 	for _, c := range changes {
 		le, _ := l.Find(c.Name)
-		if c.Action != SyncRemove && le.Trusted && !keepsTrust(le) {
+		cur, ok := byName[c.Name]
+		trustedHere := ok && cur.Trusted && sameFolder(cur, le)
+		if c.Action != SyncRemove && (le.Trusted || trustedHere) && !knownTrusted(cur, ok, le, le.Hash) {
 			askTrust = append(askTrust, c.Name)
+			asked[c.Name] = true
 		}
 	}
 	trust := false
@@ -152,16 +156,21 @@ func (s *Store) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare
 			break
 		}
 		var err error
+		untrusted := false
 		switch c.Action {
 		case SyncRemove:
 			_, err = s.Remove(ctx, c.Name)
 		default:
 			le, _ := l.Find(c.Name)
+			e, ok := byName[c.Name]
 			var cur *Entry
-			if e, ok := byName[c.Name]; ok {
+			if ok {
 				cur = &e
 			}
-			err = s.installLocked(ctx, le, cur, keepsTrust(le) || le.Trusted && trust, req, prep)
+			granted := asked[c.Name] && trust
+			var ne Entry
+			ne, err = s.installLocked(ctx, le, cur, func(h1 string) bool { return granted || knownTrusted(e, ok, le, h1) }, req, prep)
+			untrusted = asked[c.Name] && !ne.Trusted
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("sync %s: %w", c.Name, err))
@@ -171,54 +180,78 @@ func (s *Store) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare
 		if req.Done != nil {
 			req.Done(c)
 		}
+		if untrusted && req.Untrusted != nil {
+			req.Untrusted(c)
+		}
 	}
 	return done, errors.Join(errs...)
 }
 
+// sameFolder reports whether e is installed from le's source and folder.
+func sameFolder(e Entry, le LockEntry) bool {
+	return e.GitURL == le.Source && e.Subdir == le.Path
+}
+
+// knownTrusted reports whether this home trusted the skill (cur, when ok)
+// at the content le pins, whose folder hashes to h1: from the same folder
+// of the same source, at a hash it trusted, or at the trusted commit
+// itself where the hash is not known.
+func knownTrusted(cur Entry, ok bool, le LockEntry, h1 string) bool {
+	if !ok || !sameFolder(cur, le) {
+		return false
+	}
+	if h1 == "" {
+		return cur.Trusted && cur.CommitSHA == le.Commit
+	}
+	return cur.trustedAt(h1)
+}
+
 // installLocked fetches le's commit by SHA, checks its folder against the
-// locked hash (unless le.Hash is "": unknown) before anything of it runs, then installs it (cur nil) or
-// swaps it in for cur.
-func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, trusted bool, req SyncRequest, prep Prepare) error {
+// locked hash (unless le.Hash is "": unknown) before anything of it runs,
+// then installs it (cur nil) or swaps it in for cur, trusted when
+// trusted says so of its folder's h1: hash or an accepted key signed it.
+// It returns the entry written.
+func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, trusted func(h1 string) bool, req SyncRequest, prep Prepare) (Entry, error) {
 	var w *work
 	if err := s.locked(func([]Entry) ([]Entry, error) {
 		var err error
 		w, err = s.newWork()
 		return nil, err
 	}); err != nil {
-		return err
+		return Entry{}, err
 	}
 	defer w.close()
 
 	snap, err := s.fetchPinned(ctx, Entry{Origin: Origin{GitURL: le.Source, CommitSHA: le.Commit, Ref: le.Ref}}, req.Progress)
 	if err != nil {
-		return err
+		return Entry{}, err
 	}
 	if fi, err := fs.Stat(snap.FS, gitsrc.FSPath(le.Path)); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%w: the skill folder %q is not in commit %s of %s", gitsrc.ErrNoSkill, le.Path, gitsrc.Short(le.Commit), le.Source)
+		return Entry{}, fmt.Errorf("%w: the skill folder %q is not in commit %s of %s", gitsrc.ErrNoSkill, le.Path, gitsrc.Short(le.Commit), le.Source)
 	}
 	repoDir := w.path("repo")
 	if err := gitsrc.CheckoutSkill(snap, le.Path, repoDir, nil, s.Limits); err != nil {
-		return fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
+		return Entry{}, fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(le.Path))
 	got, _, err := HashSkill(skillDir)
 	if err != nil {
-		return fmt.Errorf("hash the files of %s: %w", le.Name, err)
+		return Entry{}, fmt.Errorf("hash the files of %s: %w", le.Name, err)
 	}
 	if le.Hash != "" && got != le.Hash {
-		return hashMismatch(le, got)
+		return Entry{}, hashMismatch(le, got)
 	}
 	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(le.Path))
 	if err != nil {
-		return err
+		return Entry{}, err
 	}
 	if m.Plugin != nil && m.Plugin.Build != "" {
 		if err := gitsrc.CheckoutSkill(snap, le.Path, repoDir, m, s.Limits); err != nil {
-			return fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
+			return Entry{}, fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
 		}
 	}
 	if err := manifest.CheckCompatibility(m, req.AgentVersion); err != nil {
-		return err
+		return Entry{}, err
 	}
 	if req.Warn != nil {
 		for _, p := range warns {
@@ -238,6 +271,9 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	if cur != nil {
 		e = *cur
 		e.PreviousSHA, e.PreviousDirHash = cur.CommitSHA, cur.DirHash
+		if !sameFolder(*cur, le) {
+			e.TrustedHashes = nil // trusted content of another folder
+		}
 	} else {
 		e = Entry{Canonical: le.Name, Name: m.Name, Path: s.skillDir(le.Name),
 			Origin: Origin{Source: sourceKind(le.Source)}, History: History{InstalledAt: now}}
@@ -248,29 +284,29 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	e.GitURL, e.Subdir, e.Ref, e.Constraint = le.Source, le.Path, le.Ref, le.Constraint
 	e.CommitSHA, e.Version, e.Description, e.UpdatedAt = le.Commit, version, m.Description, now
 	// A skill an accepted key signed is trusted for it (SPEC §18).
-	e.Trusted = trusted || snap.Signer != ""
+	e.Trusted = trusted(got) || snap.Signer != ""
 	e.Signer = snap.Signer
 	inst, err := s.stage(ctx, w, st, prep, &e)
 	if err != nil {
-		return err
+		return Entry{}, err
 	}
 	if le.Hash != "" && e.DirHash != le.Hash {
-		return hashMismatch(le, e.DirHash)
+		return Entry{}, hashMismatch(le, e.DirHash)
 	}
 	if cur == nil {
-		return s.commitAdd(e, inst)
+		return e, s.commitAdd(e, inst)
 	}
 	if cur.CommitSHA == e.CommitSHA {
 		// Same commit, other folder or files: swapIn names its temp
 		// folders by SHA, and recovery keys on them, so a move between
 		// two folders of one commit goes through remove and add.
 		if _, err := s.Remove(ctx, cur.Canonical); err != nil {
-			return err
+			return Entry{}, err
 		}
 		e.PreviousSHA, e.PreviousDirHash = "", ""
-		return s.commitAdd(e, inst)
+		return e, s.commitAdd(e, inst)
 	}
-	return s.commitMove(*cur, e, inst)
+	return e, s.commitMove(*cur, e, inst)
 }
 
 func hashMismatch(le LockEntry, got string) error {

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/agentskills/agent/registry/gitsrc"
 )
@@ -117,4 +118,27 @@ func (s *Store) markTrusted(e Entry, b *trustBuild) (Entry, error) {
 		return Entry{}, err
 	}
 	return out, nil
+}
+
+// maxTrustedHashes bounds Entry.TrustedHashes: the oldest are forgotten.
+const maxTrustedHashes = 32
+
+// trustedAt reports whether this home trusted e with its folder hashing
+// to h1.
+func (e Entry) trustedAt(h1 string) bool {
+	return h1 != "" && (e.Trusted && e.DirHash == h1 || slices.Contains(e.TrustedHashes, h1))
+}
+
+// rememberTrust adds the hash of e's folder to ne's TrustedHashes when
+// e was trusted and ne (what replaces it) is the same folder of the same
+// source: moving on does not forget what this home trusted.
+func (ne *Entry) rememberTrust(e Entry) {
+	if !e.Trusted || e.DirHash == "" || e.GitURL != ne.GitURL || e.Subdir != ne.Subdir || slices.Contains(ne.TrustedHashes, e.DirHash) {
+		return
+	}
+	hs := append(slices.Clip(ne.TrustedHashes), e.DirHash)
+	if len(hs) > maxTrustedHashes {
+		hs = hs[len(hs)-maxTrustedHashes:]
+	}
+	ne.TrustedHashes = hs
 }

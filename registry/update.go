@@ -219,6 +219,7 @@ func (s *Store) commitMove(e, ne Entry, inst installable) error {
 		if cur.Trusted != e.Trusted {
 			return nil, fmt.Errorf("its trust changed meanwhile; run the command again")
 		}
+		ne.rememberTrust(cur)
 		if err := s.swapIn(inst.skill, newDir, oldDir, ne.Path); err != nil {
 			return nil, err
 		}

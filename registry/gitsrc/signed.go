@@ -27,6 +27,14 @@ func (s *Snapshot) Signed() ([]signing.GitObject, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read tag object %s: %w", Short(s.tag.String()), err)
 		}
+		// A signed tag binds its own name: refs/tags/v2.0.0 pointing at
+		// the signed tag object of v1.0.0 would otherwise install as a
+		// signed 2.0.0. An unsigned one renamed with `git tag new old`
+		// claims nothing and is left alone.
+		if s.Kind == "tag" && t.Name != s.Ref && t.PGPSignature != "" {
+			return nil, fmt.Errorf("%w: the ref refs/tags/%s points to the signed tag object %s, which was signed as %s, not %s",
+				signing.ErrRelabelled, s.Ref, Short(t.Hash.String()), t.Name, s.Ref)
+		}
 		// A tag names the commit it signs; what was fetched must be it.
 		if t.TargetType == plumbing.CommitObject && t.Target.String() == s.Commit {
 			out = append(out, signing.GitObject{Kind: "tag " + t.Name, Hash: t.Hash.String(), Payload: payload, Signature: t.PGPSignature})

@@ -9,6 +9,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // Media types of a skill artifact (see the package comment).
@@ -68,6 +70,19 @@ type Artifact struct {
 	// Manifest is the manifest's bytes, whose sha256 is Ref.Digest;
 	// signatures sign it.
 	Manifest []byte
+	// Annotations are the manifest's (publish writes the skill's name and
+	// version there), so a signature covers them.
+	Annotations map[string]string
+}
+
+// SignedVersion is the version the manifest records (its
+// org.opencontainers.image.version annotation, else the config's): what
+// a signature of the manifest vouches for, "" when it names none.
+func (a *Artifact) SignedVersion() string {
+	if v := a.Annotations[ocispec.AnnotationVersion]; v != "" {
+		return v
+	}
+	return a.Config.Version
 }
 
 // H1 computes the h1: hash (dirhash.Hash1) of files given each one's

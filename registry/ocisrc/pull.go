@@ -223,7 +223,7 @@ func (c *Client) Pull(ctx context.Context, ref Reference) (*Artifact, error) {
 		return nil, fmt.Errorf("%s: %w: the config says the files hash to %s, they hash to %s", op, ErrDigestMismatch, cfg.H1, h1)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return &Artifact{Ref: ref, Config: cfg, Files: files, Manifest: raw}, nil
+	return &Artifact{Ref: ref, Config: cfg, Files: files, Manifest: raw, Annotations: m.Annotations}, nil
 }
 
 // fetchBlob reads one blob and checks its size and sha256 itself.

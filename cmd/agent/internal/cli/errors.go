@@ -98,6 +98,7 @@ func init() {
 		hint{is(registry.ErrNotVerified), "a signer you accept covers this source, so it is installed only when signed by one; pass --trust to install and trust it anyway, or --yes to install it untrusted"},
 		hint{is(signing.ErrUntrustedSigner), "if you trust that key, accept it with 'agent skill trust --signer KEY.pub' (or signatures.signers in config.yaml); nothing was installed"},
 		hint{is(signing.ErrUnsigned), "ask its publisher to sign it (agent skill sign for an OCI artifact, git tag -s or git commit -S for git), or change the signer policy (signatures: in config.yaml, agent skill trust --signer); nothing was installed"},
+		hint{is(signing.ErrRelabelled), "a signature vouches for one release: install the name it was signed as, or ask its publisher to sign this one; nothing was installed"},
 		hint{is(signing.ErrBadSignature), "the signature names a key you accept but does not match the content: the skill or its signature was changed after signing; nothing was installed"},
 		hint{is(signing.ErrKey), "give an ed25519 or ECDSA key: ssh-keygen -t ed25519 makes one (sign with the private key, trust with the .pub)"},
 		hint{isUnless(registry.ErrCorrupt, "move it away"), "the file was left untouched: restore it from a backup, or move it away and add your skills again"},

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/agentskills/agent/internal/testutil/gittest"
 	"github.com/agentskills/agent/internal/testutil/ocitest"
@@ -51,6 +53,7 @@ func TestOCIScripts(t *testing.T) {
 			"stopgit":     cmdStopGit,
 			"corruptblob": cmdCorruptBlob,
 			"envfrom":     cmdEnvFrom,
+			"ocitag":      cmdOCITag,
 		},
 	})
 }
@@ -102,4 +105,19 @@ func cmdEnvFrom(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	line, _, _ := strings.Cut(string(b), "\n")
 	ts.Setenv(args[0], strings.TrimSpace(line))
+}
+
+// cmdOCITag points another tag at the manifest a tag names, through the
+// registry's own API, as the registry's owner could: ocitag <repo> <tag> <new>.
+func cmdOCITag(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: ocitag <repo> <tag> <new tag>")
+	}
+	repo, err := remote.NewRepository(ociOf(ts).reg.Host + "/" + args[0])
+	ts.Check(err)
+	repo.PlainHTTP = true
+	ctx := context.Background()
+	desc, err := repo.Resolve(ctx, args[1])
+	ts.Check(err)
+	ts.Check(repo.Tag(ctx, desc, args[2]))
 }

@@ -166,6 +166,18 @@ func newScriptRepos(tb testing.TB) *scriptRepos {
 	hello.Commit(tb, map[string]string{"SKILL.md": helloManifest("2.0.0")}, "2.0.0")
 	hello.Tag(tb, "v2.0.0")
 
+	// A reviewed release on main and an unmerged branch of other code
+	// (lock_retarget.txtar retargets a lock entry there).
+	retarget := add("retarget", map[string]string{
+		"SKILL.md":        "---\nname: retarget\ndescription: Reviewed on main.\nversion: 1.0.0\n---\nRun scripts/run.py.\n",
+		"scripts/run.py":  "print('the reviewed code ran')\n",
+		"scripts/note.md": "reviewed\n",
+	})
+	retarget.Tag(tb, "v1.0.0")
+	retarget.Branch(tb, "unmerged")
+	retarget.Commit(tb, map[string]string{"scripts/run.py": "print('the UNREVIEWED code ran')\n"}, "not reviewed")
+	retarget.Branch(tb, "main")
+
 	add("multi", map[string]string{
 		"skills/alpha/SKILL.md": "---\nname: alpha\ndescription: The first skill.\n---\nAlpha.\n",
 		"skills/beta/SKILL.md":  "---\nname: beta\ndescription: The second skill.\n---\nBeta.\n",

@@ -44,9 +44,12 @@ func newCmdSync(f *Factory, runF func(context.Context, *syncOptions) error) *cob
 			--frozen changes nothing: it prints the differences and exits 1 when
 			the installed set is not the lock (for CI).
 
-			Trust is your decision, not the lock's: for skills the lock marks
-			trusted, sync asks once on a terminal; without one it installs them
-			untrusted (files only) unless --trust is given.
+			Trust is your decision, not the lock's, and it follows content: a
+			skill stays trusted only at a folder hash this home trusted it at, or
+			one an accepted signer signed. For the others that the lock marks
+			trusted or that are trusted here, sync asks once on a terminal;
+			without one it installs them untrusted (files only) unless --trust is
+			given, and names each: review it, then agent skill trust NAME.
 
 			--mirror oci://HOST/PREFIX (or mirrors: in config.yaml) fetches git
 			skills from an OCI mirror that agent skill mirror filled, never from
@@ -75,7 +78,7 @@ func newCmdSync(f *Factory, runF func(context.Context, *syncOptions) error) *cob
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Frozen, "frozen", false, "change nothing; exit 1 with the differences if the installed set is not the lock")
-	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "trust the skills the lock marks trusted without asking")
+	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "trust the skills the lock marks trusted, and those trusted here, at the locked commits without asking")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --frozen, print the differences as JSON")
 	cmd.Flags().StringVar(&opts.Mirror, "mirror", "", "fetch every git skill from this OCI mirror (oci://HOST/PREFIX) instead of its git host")
 	return cmd
@@ -141,12 +144,15 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 				return true, nil
 			}
 			if !opts.IO.CanPrompt() {
-				fmt.Fprintf(errOut, "The lock marks %s trusted; installing untrusted (files only). Pass --trust to trust them, or agent skill trust <name> later\n", strings.Join(names, ", "))
+				fmt.Fprintf(errOut, "%s: this home has not trusted the locked commits; installing untrusted (files only). Pass --trust to trust them\n", strings.Join(names, ", "))
 				return false, nil
 			}
-			return confirm(opts.IO, fmt.Sprintf("The lock marks %s trusted: their plugins will be built and their code run. Trust them?", strings.Join(names, ", ")))
+			return confirm(opts.IO, fmt.Sprintf("This home has not trusted %s at the locked commits: their plugins will be built and their code run. Trust them?", strings.Join(names, ", ")))
 		},
 		Done: func(c registry.SyncChange) { fmt.Fprintln(opts.IO.Out, describeChange(c)) },
+		Untrusted: func(c registry.SyncChange) {
+			fmt.Fprintf(errOut, "%s is installed untrusted at %s (files only); review it, then run agent skill trust %s\n", c.Name, shortSHA(c.NewSHA), c.Name)
+		},
 	}, inst.Prepare)
 	if err != nil {
 		settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
