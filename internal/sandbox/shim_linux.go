@@ -302,3 +302,17 @@ func shimError(msg, target string) error {
 	// PTRACE_TRACEME's, which the plugin runner matches.
 	return fmt.Errorf("sandbox shim: %s: %s", f[0], f[2])
 }
+
+// Signaled says which signal ended the target of a command that Start
+// ran through the shim in namespaces, once it has been waited for: the
+// shim, init of the target's PID namespace, cannot die by a signal it
+// passes on, so it exits 128+n, as a shell does.
+func Signaled(cmd *exec.Cmd) (syscall.Signal, bool) {
+	if cmd.ProcessState == nil || Shimmed(cmd) != ShimFork {
+		return 0, false
+	}
+	if c := cmd.ProcessState.ExitCode(); c > 128 && c <= 128+64 {
+		return syscall.Signal(c - 128), true
+	}
+	return 0, false
+}

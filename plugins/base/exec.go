@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentskills/agent/internal/sandbox"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -120,6 +121,8 @@ func (s *service) run(ctx context.Context, command string, args []string, cwd st
 		res.ExitCode = exitErr.ExitCode()
 		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal().String()
+		} else if sig, ok := sandbox.Signaled(cmd); ok {
+			res.ExitCode, res.Signal = -1, sig.String()
 		}
 	default:
 		return ExecResult{}, "", errorf(CodeExecutionFailed, "waiting for %s: %v", command, werr)
