@@ -179,6 +179,9 @@ func (s *Store) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare
 // locked hash (unless le.Hash is "": unknown) before anything of it runs, then installs it (cur nil) or
 // swaps it in for cur.
 func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, trusted bool, req SyncRequest, prep Prepare) error {
+	if err := s.checkName(le.Name); err != nil {
+		return fmt.Errorf("%w; no installed skill takes a bundled name: add it under another name (agent skill add --name) and lock again", err)
+	}
 	var w *work
 	if err := s.locked(func([]Entry) ([]Entry, error) {
 		var err error

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/bundled"
 	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/internal/workspace"
@@ -310,25 +309,11 @@ func printInstalled(w io.Writer, e registry.Entry) {
 	if len(e.Tools) > 0 {
 		fmt.Fprintf(w, "  %d tool(s) from its plugin\n", len(e.Tools))
 	}
-	warnBundledName(w, e)
 	if e.Trusted {
 		fmt.Fprintf(w, "  trusted: activate it with AGENT_SKILLS=all or AGENT_SKILLS=%s\n", e.Canonical)
 	} else {
 		fmt.Fprintf(w, "  untrusted: files only; no plugin is built and no script or plugin runs until you trust it with 'agent skill trust %s'\n", e.Canonical)
 	}
-}
-
-// warnBundledName says whether an installed skill that took a bundled
-// skill's name overrides it: only a trusted one does (SPEC §12).
-func warnBundledName(w io.Writer, e registry.Entry) {
-	if e.Source == registry.SourceBundled || !bundled.Has(e.Canonical) {
-		return
-	}
-	if e.Trusted {
-		fmt.Fprintf(w, "warning: %s overrides the bundled skill %s, because you trust it; 'agent skill untrust %s' or 'agent skill remove %s' gives the bundled one back\n", e.Name, e.Canonical, e.Canonical, e.Canonical)
-		return
-	}
-	fmt.Fprintf(w, "warning: %s has the name of a bundled skill; an untrusted skill never overrides one, so the bundled %s stays in use (trust it with 'agent skill trust %s' to override it)\n", e.Name, e.Canonical, e.Canonical)
 }
 
 // foundJSON is one skill in `add --list --json`.

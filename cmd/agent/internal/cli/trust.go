@@ -154,7 +154,6 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		if te.Plugin != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "Built the plugin of %s: %d tool(s)\n", e.Name, len(te.Tools))
 		}
-		warnBundledName(opts.IO.ErrOut, te)
 		fmt.Fprintf(opts.IO.ErrOut, "Trusted %s: AGENT_SKILLS=all or AGENT_SKILLS=%s activates it\n", e.Name, e.Canonical)
 		if m, _, err := registry.LoadInstalled(te); err == nil {
 			writeGrants(opts.IO.ErrOut, m.Permissions)
