@@ -235,7 +235,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		RequireSigned: requireSigned,
 		AgentVersion:  Version,
 		Progress:      progress,
-		Warn:          func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) },
+		Warn:          opts.IO.Warn,
 	}, inst.Prepare)
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)
@@ -305,7 +305,8 @@ func printInstalled(w io.Writer, e registry.Entry) {
 	if e.Version != "" {
 		version = " " + e.Version
 	}
-	fmt.Fprintf(w, "Installed %s%s (%s) from %s\n", e.Name, version, shortSHA(e.CommitSHA), e.GitURL)
+	// A version that is not semver is shown as SKILL.md wrote it.
+	fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Installed %s%s (%s) from %s\n", e.Name, version, shortSHA(e.CommitSHA), e.GitURL)))
 	if len(e.Tools) > 0 {
 		fmt.Fprintf(w, "  %d tool(s) from its plugin\n", len(e.Tools))
 	}

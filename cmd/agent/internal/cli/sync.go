@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -112,7 +113,7 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 			}
 		} else {
 			for _, c := range diff {
-				fmt.Fprintln(opts.IO.Out, describeChange(c))
+				fmt.Fprintln(opts.IO.Out, workspace.EscapeTerminal(describeChange(c)))
 			}
 		}
 		if len(diff) > 0 {
@@ -146,7 +147,7 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 			}
 			return confirm(opts.IO, fmt.Sprintf("The lock marks %s trusted: their plugins will be built and their code run. Trust them?", strings.Join(names, ", ")))
 		},
-		Done: func(c registry.SyncChange) { fmt.Fprintln(opts.IO.Out, describeChange(c)) },
+		Done: func(c registry.SyncChange) { fmt.Fprintln(opts.IO.Out, workspace.EscapeTerminal(describeChange(c))) },
 	}, inst.Prepare)
 	if err != nil {
 		settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
