@@ -209,17 +209,31 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	// without a prompt; without one it is refused (registry.ErrNotVerified).
 	keys, _ := store.Signatures.Keys(src.URL)
 	requireSigned := !opts.Trust && !opts.Yes && len(keys) > 0
-	if !opts.Trust && !opts.Yes && !requireSigned {
-		if !opts.IO.CanPrompt() {
-			return fmt.Errorf("refusing to install untrusted skill from %s: %w", src.URL, errUntrustedNoTTY)
+	ask := !opts.Trust && !opts.Yes && !requireSigned
+	if ask && !opts.IO.CanPrompt() {
+		return fmt.Errorf("refusing to install untrusted skill from %s: %w", src.URL, errUntrustedNoTTY)
+	}
+	// Once the skills are fetched and read, and before anything is
+	// written or built, say what each asks for; then ask. --yes alone
+	// installs files only, and trust shows it then.
+	review := func(rs []registry.Reviewed) error {
+		for _, r := range rs {
+			writeRequest(opts.IO.ErrOut, r)
+		}
+		if !ask {
+			return nil
 		}
 		ok, err := confirm(opts.IO, fmt.Sprintf("Install untrusted skill from %s?", src.URL))
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("install of %s: %w", src.URL, errCanceled)
+			return errCanceled
 		}
+		return nil
+	}
+	if opts.Yes && !opts.Trust {
+		review = nil
 	}
 	inst, err := opts.Installer()
 	if err != nil {
@@ -236,6 +250,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		AgentVersion:  Version,
 		Progress:      progress,
 		Warn:          opts.IO.Warn,
+		Review:        review,
 	}, inst.Prepare)
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)
@@ -298,6 +313,17 @@ func registerMCPForPlaced(errOut io.Writer, register func(client string) (string
 		}
 	}
 	return errs
+}
+
+// writeRequest says, before an add, which skill it is and what its code
+// would reach.
+func writeRequest(w io.Writer, r registry.Reviewed) {
+	where := ""
+	if r.Path != "" && r.Path != "." {
+		where = " (" + r.Path + ")"
+	}
+	fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Skill %s%s: %s\n", r.Canonical, where, workspace.FirstLine(r.Manifest.Description, 120))))
+	writeGrants(w, r.Manifest.Permissions)
 }
 
 func printInstalled(w io.Writer, e registry.Entry) {
