@@ -61,6 +61,19 @@ type AddRequest struct {
 	Progress      io.Writer // nil is silent
 	// Warn receives SKILL.md warnings (file:line: message); nil drops them.
 	Warn func(msg string)
+	// Review, when set, is shown the selected skills once they are
+	// fetched and read, before anything is written or built; an error
+	// from it ends the add with nothing installed (the prompt of an
+	// untrusted add shows what each skill asks for).
+	Review func(skills []Reviewed) error
+}
+
+// Reviewed is a selected skill as AddRequest.Review sees it.
+type Reviewed struct {
+	Canonical string
+	Path      string // the skill's folder in the repository
+	Manifest  *manifest.Manifest
+	Warnings  []manifest.Problem
 }
 
 // Add clones req.Source, picks and validates the skill, lets prep build its
@@ -154,6 +167,36 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	}
 	if req.Name != "" && len(sels) > 1 {
 		return nil, fmt.Errorf("--name renames one skill, but %d are selected; add them one at a time", len(sels))
+	}
+	// Every name is checked before anything is staged: a batch is not
+	// half installed for a name that was never allowed.
+	reviewed := make([]Reviewed, 0, len(sels))
+	for _, sel := range sels {
+		name := sel.Manifest.Name
+		if req.Name != "" {
+			name = req.Name
+		}
+		canonical, err := manifest.Canonical(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkName(canonical); err != nil {
+			how := "rename the skill in its SKILL.md, or add it under another name with --name"
+			if req.Name != "" {
+				how = "give --name another name"
+			}
+			where := ""
+			if sel.Dir != "" && sel.Dir != "." {
+				where = " (in " + sel.Dir + ")"
+			}
+			return nil, fmt.Errorf("%w%s; no installed skill takes a bundled name: %s", err, where, how)
+		}
+		reviewed = append(reviewed, Reviewed{Canonical: canonical, Path: sel.Dir, Manifest: sel.Manifest, Warnings: sel.Warnings})
+	}
+	if req.Review != nil {
+		if err := req.Review(reviewed); err != nil {
+			return nil, err
+		}
 	}
 	warnUncommitted(req, src, snap, sels)
 	// Every selected skill is staged first, each in its own slot of w,

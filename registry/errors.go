@@ -14,4 +14,5 @@ var (
 	ErrLockConflict     = errors.New("lock conflict")
 	ErrHashMismatch     = errors.New("skill folder does not match the lock's h1: hash")
 	ErrNoPrevious       = errors.New("no previous commit to roll back to")
+	ErrReservedName     = errors.New("is the name of a skill bundled with agent")
 )

@@ -56,6 +56,9 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	if err != nil {
 		return Entry{}, err
 	}
+	if err := s.checkName(canonical); err != nil {
+		return Entry{}, fmt.Errorf("%w; no linked skill takes a bundled name: give the folder's SKILL.md another name", err)
+	}
 	if err := manifest.CheckCompatibility(m, req.AgentVersion); err != nil {
 		return Entry{}, err
 	}

@@ -155,11 +155,11 @@ func TestSelect(t *testing.T) {
 		{Canonical: "skill-authoring", Trusted: true, Origin: Origin{Source: SourceBundled}},
 		{Canonical: "b-c", Trusted: true, Origin: Origin{Source: SourceGit}},
 		{Canonical: "over", Trusted: true, Origin: Origin{Source: SourceBundled}},
-		// An untrusted installed skill never shadows a bundled one; a
-		// trusted one does (SPEC §12).
+		// No installed skill takes a bundled name (SPEC §5), trusted or
+		// not, before the bundled entry or after it.
 		{Canonical: "over", Trusted: false, Name: "installed", Origin: Origin{Source: SourceGit}},
-		{Canonical: "mine", Trusted: true, Name: "bundled", Origin: Origin{Source: SourceBundled}},
 		{Canonical: "mine", Trusted: true, Name: "installed", Origin: Origin{Source: SourceGit}},
+		{Canonical: "mine", Trusted: true, Name: "bundled", Origin: Origin{Source: SourceBundled}},
 		{Canonical: "base", Trusted: true, NamedOnly: true, Origin: Origin{Source: SourceBundled}},
 	}
 	tests := []struct {
@@ -187,7 +187,7 @@ func TestSelect(t *testing.T) {
 			var got []string
 			for _, e := range active {
 				got = append(got, e.Canonical)
-				if want := map[string]string{"over": SourceBundled, "mine": SourceGit}[e.Canonical]; want != "" && e.Source != want {
+				if want := map[string]string{"over": SourceBundled, "mine": SourceBundled}[e.Canonical]; want != "" && e.Source != want {
 					t.Errorf("Select(%q) picked the %s %s; want the %s one", tt.spec, e.Source, e.Canonical, want)
 				}
 			}

@@ -18,8 +18,9 @@ func Select(entries []Entry, spec string) ([]Entry, []string) {
 		mask, warnings := selectSorted(entries, spec)
 		return picked(entries, mask), warnings
 	}
-	// A trusted installed skill overrides a bundled one of the same name
-	// (OverridesBundled).
+	// A bundled skill keeps its name (SPEC §5): an installed one of the
+	// same name, from a registry written before add refused it, is left
+	// out.
 	merged := map[string]Entry{}
 	for _, e := range entries {
 		if e.Canonical == "" {
@@ -29,13 +30,8 @@ func Select(entries []Entry, spec string) ([]Entry, []string) {
 			}
 			e.Canonical = c
 		}
-		if prev, ok := merged[e.Canonical]; ok {
-			switch {
-			case prev.Source == SourceBundled && OverridesBundled(e):
-			case e.Source == SourceBundled && !OverridesBundled(prev):
-			default:
-				continue
-			}
+		if prev, ok := merged[e.Canonical]; ok && (e.Source != SourceBundled || prev.Source == SourceBundled) {
+			continue
 		}
 		merged[e.Canonical] = e
 	}
@@ -153,11 +149,4 @@ func selectSorted(sorted []Entry, spec string) ([]bool, []string) {
 		}
 	}
 	return mask, warnings
-}
-
-// OverridesBundled reports whether the installed skill e takes the place of
-// a bundled skill of the same canonical name: only a trusted one does
-// (SPEC §12). An untrusted `name: base` never replaces the bundled base.
-func OverridesBundled(e Entry) bool {
-	return e.Source != SourceBundled && e.Trusted
 }

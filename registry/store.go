@@ -144,6 +144,10 @@ type Store struct {
 	// Limits bound the bytes of one file and of one skill that add,
 	// update, sync and publish write (max_file_size, max_skill_size).
 	Limits gitsrc.Limits
+	// Reserved reports the canonical names no installed or linked skill
+	// may take: the bundled skills' (SPEC §5). add, link and sync refuse
+	// them with ErrReservedName. nil reserves none.
+	Reserved func(canonical string) bool
 
 	// hook, when set, is called at named points of a commit; tests use it
 	// to simulate a kill at that point.
@@ -156,6 +160,14 @@ type Store struct {
 	// read, which write reuses for entries it does not change (index.go).
 	indexMu sync.Mutex
 	lines   known
+}
+
+// checkName refuses a canonical name that Reserved holds.
+func (s *Store) checkName(canonical string) error {
+	if s.Reserved != nil && s.Reserved(canonical) {
+		return fmt.Errorf("%s %w", canonical, ErrReservedName)
+	}
+	return nil
 }
 
 func (s *Store) swap(a, b string) error {

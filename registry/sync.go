@@ -212,6 +212,9 @@ func knownTrusted(cur Entry, ok bool, le LockEntry, h1 string) bool {
 // trusted says so of its folder's h1: hash or an accepted key signed it.
 // It returns the entry written.
 func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, trusted func(h1 string) bool, req SyncRequest, prep Prepare) (Entry, error) {
+	if err := s.checkName(le.Name); err != nil {
+		return Entry{}, fmt.Errorf("%w; no installed skill takes a bundled name: add it under another name (agent skill add --name) and lock again", err)
+	}
 	var w *work
 	if err := s.locked(func([]Entry) ([]Entry, error) {
 		var err error

@@ -1,6 +1,6 @@
 // Package bundled holds the skills that ship inside the agent binary. They
-// are always trusted, and an installed skill with the same canonical name
-// overrides one of them.
+// are always trusted, and no installed, linked or discovered skill takes
+// one of their names (SPEC §5).
 //
 // A bundled skill whose SKILL.md has `metadata: {activation: named}` is
 // active only when AGENT_SKILLS names it (registry.Entry.NamedOnly).
@@ -80,8 +80,8 @@ func Entries() []registry.Entry {
 	return out
 }
 
-// Has reports whether a skill with this canonical name is bundled: an
-// installed skill of that name overrides it only when trusted (SPEC §12).
+// Has reports whether a skill with this canonical name is bundled: no
+// other skill may take that name (registry.Store.Reserved).
 func Has(canonical string) bool {
 	_, ok := load()[canonical]
 	return ok

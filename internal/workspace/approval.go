@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agentskills/agent/internal/jsontext"
 )
@@ -63,3 +64,66 @@ func EscapeControls(s string) string {
 }
 
 func hidden(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
+
+// EscapeTerminal is what a person's terminal is given of text a skill
+// supplied (a name, a description, a SKILL.md body, an error quoting
+// them): every rune that EscapeControls escapes, and each byte that is not
+// UTF-8 (a lone 0x9b is CSI to some terminals), is escaped as \uXXXX or
+// \xNN, except tabs and line breaks, which only lay the text out. Clear
+// screen (ESC [2J), an OSC 52 clipboard write and a carriage return that
+// overprints a line are shown, not obeyed. --json output does not use it:
+// JSON has its own escapes and is for programs.
+func EscapeTerminal(s string) string {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiHidden(c) {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || hidden(r) {
+			break
+		}
+		i += size
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiHidden(c) {
+				fmt.Fprintf(&b, `\u%04x`, c)
+			} else {
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		case !hidden(r):
+			b.WriteString(s[i : i+size])
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// asciiHidden reports the ASCII controls EscapeTerminal escapes: all of
+// C0 and DEL but tab and line feed.
+func asciiHidden(c byte) bool { return (c < 0x20 || c == 0x7f) && c != '\t' && c != '\n' }

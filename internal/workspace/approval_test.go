@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 )
 
 func TestApprovalArgs(t *testing.T) {
@@ -65,6 +67,52 @@ func FuzzApprovalArgs(f *testing.F) {
 		}
 		if !reflect.DeepEqual(want, got) {
 			t.Fatalf("shown %q means %v, input %q meant %v", shown, got, in, want)
+		}
+	})
+}
+
+func TestEscapeTerminal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, in, want string }{
+		{"plain", "Summarises CSV files.", "Summarises CSV files."},
+		{"layout kept", "a\tb\nc", "a\tb\nc"},
+		{"unicode kept", "Café ✓ 日本", "Café ✓ 日本"},
+		{"clear screen", "x\x1b[2Jy", `x\u001b[2Jy`},
+		{"osc 52", "\x1b]52;c;ZWNobyBoaQ==\x07", `\u001b]52;c;ZWNobyBoaQ==\u0007`},
+		{"carriage return", "ok\rEVIL", `ok\u000dEVIL`},
+		{"del", "a\x7fb", `a\u007fb`},
+		{"c1 csi", "a\u009b2Jb", `a\u009b2Jb`},
+		{"lone byte", "a\x9b2Jb", `a\x9b2Jb`},
+		{"bidi override", "a\u202eb", `a\u202eb`},
+		{"tag character", "a\U000e0001b", `a\udb40\udc01b`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := EscapeTerminal(tc.in); got != tc.want {
+				t.Errorf("EscapeTerminal(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzEscapeTerminal(f *testing.F) {
+	for _, s := range []string{"a\x1b[2Jb", "\x1b]52;c;eA==\x07", "\t\n\r", "\xc2\x9b", "\x9b", "\u202e", "日本\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := EscapeTerminal(in)
+		if !utf8.ValidString(out) {
+			t.Fatalf("EscapeTerminal(%q) = %q, not UTF-8", in, out)
+		}
+		for _, r := range out {
+			if r != '\t' && r != '\n' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
+				t.Fatalf("EscapeTerminal(%q) = %q holds %U", in, out, r)
+			}
+		}
+		// Text with nothing to escape is returned as it is.
+		if !strings.ContainsFunc(in, func(r rune) bool {
+			return r == utf8.RuneError || r != '\t' && r != '\n' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))
+		}) && out != in {
+			t.Fatalf("EscapeTerminal(%q) = %q changed plain text", in, out)
 		}
 	})
 }

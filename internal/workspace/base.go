@@ -19,8 +19,8 @@ import (
 // binary itself, `agent __plugin base`, registered under the skill's name.
 const BaseSkill = "base"
 
-// isBundledBase reports whether e is the bundled base skill (an installed
-// skill of the same name overrides it and runs as any other).
+// isBundledBase reports whether e is the bundled base skill (no other
+// skill takes its name, AllEntries).
 func isBundledBase(e registry.Entry) bool {
 	return e.Canonical == BaseSkill && e.Source == registry.SourceBundled
 }

@@ -144,11 +144,11 @@ func mergeDiscovered(all, found []registry.Entry) ([]registry.Entry, []string) {
 	for _, e := range found {
 		i, ok := slices.BinarySearchFunc(all, e.Canonical, func(x registry.Entry, c string) int { return strings.Compare(x.Canonical, c) })
 		if ok {
-			what := "an installed skill"
+			msg := fmt.Sprintf("skill %s in %s is not loaded: an installed skill has that name; rename one of them", e.Canonical, e.Path)
 			if all[i].Source == registry.SourceBundled {
-				what = "a skill bundled with agent"
+				msg = fmt.Sprintf("skill %s in %s is not loaded: %s is the name of a skill bundled with agent, which no other skill takes; rename the skill in its SKILL.md", e.Canonical, e.Path, e.Canonical)
 			}
-			warnings = append(warnings, fmt.Sprintf("skill %s in %s is not loaded: %s has that name; rename one of them", e.Canonical, e.Path, what))
+			warnings = append(warnings, msg)
 			continue
 		}
 		all = slices.Insert(all, i, e)

@@ -175,8 +175,22 @@ func TestAllEntriesDiscovered(t *testing.T) {
 	if b < 0 || all[b].Source != registry.SourceBundled {
 		t.Errorf("base is %+v; want the bundled one", all[b])
 	}
-	if w := strings.Join(warnings, "\n"); !strings.Contains(w, "skill base in "+filepath.Join(project, ".agents", "skills", "base")+" is not loaded: a skill bundled with agent has that name") {
+	if w := strings.Join(warnings, "\n"); !strings.Contains(w, "skill base in "+filepath.Join(project, ".agents", "skills", "base")+" is not loaded: base is the name of a skill bundled with agent, which no other skill takes; rename the skill") {
 		t.Errorf("warnings: %s", w)
+	}
+	// Trusted by its folder, it still does not take the bundled name.
+	if _, err := store.TrustFolder(filepath.Join(project, ".agents", "skills", "base"), "base"); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := FindEntry(context.Background(), store, d, "base"); err != nil || e.Source != registry.SourceBundled {
+		t.Errorf("FindEntry(base) after trust = %+v, %v; want the bundled one", e, err)
+	}
+	again, _, err := AllEntries(context.Background(), store, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := slices.IndexFunc(again, func(e registry.Entry) bool { return e.Canonical == "base" }); b < 0 || again[b].Source != registry.SourceBundled {
+		t.Errorf("after trust, base is %+v; want the bundled one", again)
 	}
 
 	rec, err := store.TrustFolder(all[i].Path, "tidy")

@@ -14,10 +14,11 @@ import (
 )
 
 // AllEntries merges installed, bundled and discovered skills, sorted by
-// canonical name; a trusted installed skill overrides a bundled one with
-// the same canonical name, an untrusted one never does
-// (registry.OverridesBundled), and a discovered skill never takes the name
-// of either. The warnings say which discovered skills were left out.
+// canonical name. No installed or discovered skill takes a bundled name
+// (SPEC §5): add and link refuse one, and an installed one from an older
+// registry is left out, as a discovered one is. A discovered skill never
+// takes an installed name either. The warnings say which skills were left
+// out.
 func AllEntries(ctx context.Context, store *registry.Store, d Discovery) ([]registry.Entry, []string, error) {
 	installed, err := store.List()
 	if err != nil {
@@ -37,12 +38,20 @@ func AllEntries(ctx context.Context, store *registry.Store, d Discovery) ([]regi
 		switch {
 		case !ok:
 			out = slices.Insert(out, i, withBuiltinTools(b))
-		case !registry.OverridesBundled(out[i]):
+		default:
+			warnings = append(warnings, bundledTaken(out[i]))
 			out[i] = withBuiltinTools(b)
 		}
 	}
 	out, more := mergeDiscovered(out, found)
 	return out, append(warnings, more...), nil
+}
+
+// bundledTaken is the warning for an installed skill that has a bundled
+// skill's name, which an older agent let add install.
+func bundledTaken(e registry.Entry) string {
+	return fmt.Sprintf("installed skill %s (from %s) is not loaded: %s is the name of a skill bundled with agent, and no installed skill takes a bundled name; remove it (agent skill remove %s --yes) and add it again under another name (agent skill add --name)",
+		e.Canonical, e.GitURL, e.Canonical, e.Canonical)
 }
 
 // discover finds the skills of d with their trust.
@@ -68,19 +77,20 @@ func FindEntry(ctx context.Context, store *registry.Store, d Discovery, name str
 	if err != nil {
 		return registry.Entry{}, err
 	}
-	e, err := store.Get(canon)
-	if err == nil {
-		return e, nil
-	}
-	if !errors.Is(err, registry.ErrNotFound) {
-		return registry.Entry{}, err
-	}
+	// The bundled skill first: it keeps its name (AllEntries).
 	var names []string
 	for _, b := range bundled.Entries() {
 		if b.Canonical == canon {
 			return withBuiltinTools(b), nil
 		}
 		names = append(names, b.Canonical)
+	}
+	e, err := store.Get(canon)
+	if err == nil {
+		return e, nil
+	}
+	if !errors.Is(err, registry.ErrNotFound) {
+		return registry.Entry{}, err
 	}
 	if installed, lerr := store.List(); lerr == nil {
 		for _, e := range installed {

@@ -33,9 +33,8 @@ const (
 // it reads files only; plugins start on the first Call.
 type Workspace struct {
 	Config Config
-	// All holds installed and bundled skills, sorted by canonical name; an
-	// installed skill overrides a bundled one with the same canonical name
-	// when it is trusted.
+	// All holds installed, bundled and discovered skills, sorted by
+	// canonical name; a bundled skill keeps its name (AllEntries).
 	All []registry.Entry
 	// Active are the skills AGENT_SKILLS selects and that loaded.
 	Active []*ActiveSkill

@@ -128,11 +128,7 @@ func (p *parser) applyHostMetadata(m *Manifest, vals []hostValue) {
 			m.Permissions.Env = list
 			p.checkEnv(hv.key.meta, hv.line, list)
 		case "agent.permissions.fs.read", "agent.permissions.fs.write":
-			for _, path := range list {
-				if !fsPathOK(path) {
-					p.errorf(hv.line, "%s: %q is not an absolute path or one that starts with ~, $WORKSPACE or $TMP", hv.key.meta, path)
-				}
-			}
+			p.checkFS(hv.key.meta, hv.line, list)
 			if hv.key.meta == "agent.permissions.fs.read" {
 				m.Permissions.FS.Read = list
 			} else {
@@ -140,11 +136,7 @@ func (p *parser) applyHostMetadata(m *Manifest, vals []hostValue) {
 			}
 		case "agent.permissions.network":
 			m.Permissions.Network = list
-			for _, n := range list {
-				if err := checkHostPort(n); err != nil {
-					p.errorf(hv.line, "%s: %v", hv.key.meta, err)
-				}
-			}
+			p.checkNetwork(hv.key.meta, hv.line, list)
 		case "agent.min-version":
 			m.MinAgentVersion = hv.val
 			p.keyLines["min_agent_version"] = hv.line

@@ -932,7 +932,7 @@ func (p *parser) checkEnv(key string, line int, env []string) {
 			p.errorf(line, "%s: %q is not an environment variable name", key, e)
 		}
 		if e == "*" {
-			p.warnf(line, "%s: \"*\" passes every environment variable, secrets included, to this skill's scripts and plugin; list the names it needs, such as [GITHUB_TOKEN] or [MYAPP_*]", key)
+			p.warnf(line, "%s: %s", key, broadEnv)
 		}
 	}
 }
@@ -968,11 +968,7 @@ func (p *parser) permissions(v *yaml.Node) Permissions {
 		case "network":
 			perms.Network = p.strList("permissions.network", val, false)
 			p.noteTopPerm("permissions.network", p.line(k))
-			for _, n := range perms.Network {
-				if err := checkHostPort(n); err != nil {
-					p.errorf(p.line(val), "permissions.network: %v", err)
-				}
-			}
+			p.checkNetwork("permissions.network", p.line(val), perms.Network)
 		default:
 			p.warnf(p.line(k), "unknown key %q under permissions is ignored; only env, fs and network are supported", k.Value)
 		}
@@ -1004,13 +1000,90 @@ func (p *parser) fsPermissions(v *yaml.Node) FSPermissions {
 		}
 		*list = p.strList("permissions.fs."+k.Value, val, false)
 		p.noteTopPerm("permissions.fs."+k.Value, p.line(k))
-		for _, path := range *list {
-			if !fsPathOK(path) {
-				p.errorf(p.line(val), "permissions.fs.%s: %q is not an absolute path or one that starts with ~, $WORKSPACE or $TMP", k.Value, path)
+		p.checkFS("permissions.fs."+k.Value, p.line(val), *list)
+	}
+	return fs
+}
+
+// checkFS checks a permissions.fs.read or .write list given either way:
+// each path has an allowed form and no ".." (a declared path is resolved
+// once, at install), and one that opens a whole file system or home
+// folder is a warning (broadFS).
+func (p *parser) checkFS(key string, line int, paths []string) {
+	for _, path := range paths {
+		switch {
+		case !fsPathOK(path):
+			p.errorf(line, "%s: %q is not an absolute path or one that starts with ~, $WORKSPACE or $TMP", key, path)
+		case hasDotDot(path):
+			p.errorf(line, "%s: %q holds \"..\"; a declared path means one folder, fixed when the skill is installed: write it without \"..\"", key, path)
+		default:
+			if msg := broadFS(strings.HasSuffix(key, "write"), path); msg != "" {
+				p.warnf(line, "%s: %s", key, msg)
 			}
 		}
 	}
-	return fs
+}
+
+// checkNetwork checks a permissions.network list given either way.
+func (p *parser) checkNetwork(key string, line int, hosts []string) {
+	for _, n := range hosts {
+		if err := checkHostPort(n); err != nil {
+			p.errorf(line, "%s: %v", key, err)
+		} else if n == "*" {
+			p.warnf(line, "%s: %s", key, broadNetwork)
+		}
+	}
+}
+
+func hasDotDot(path string) bool {
+	return slices.Contains(strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '\\' }), "..")
+}
+
+// broadFS is the warning for a permissions.fs path that opens a whole
+// file system or home folder (write says which list), or "".
+func broadFS(write bool, p string) string {
+	verb := "read"
+	if write {
+		verb = "change"
+	}
+	switch path.Clean(p) {
+	case "/":
+		return fmt.Sprintf("%q lets this skill's code %s every file the user can; list the folders it needs, such as $WORKSPACE/data", p, verb)
+	case "~":
+		return fmt.Sprintf("%q is the whole home folder: this skill's code may %s every file there, SSH keys and cloud credentials included; list the folders it needs, such as ~/data", p, verb)
+	}
+	return ""
+}
+
+// broadNetwork is the warning for permissions.network: ["*"].
+const broadNetwork = `"*" lets this skill's code reach any host, the local network and cloud metadata addresses included; list the host:port it needs, such as api.example.com:443`
+
+// broadEnv is the warning for permissions.env: ["*"].
+const broadEnv = `"*" passes every environment variable but known secrets to this skill's scripts and plugin; list the names it needs, such as [GITHUB_TOKEN] or [MYAPP_*]`
+
+// Broad lists the permissions of p that reach far beyond the skill's own
+// folder: every environment variable, a whole file system or home folder,
+// any host. Each is allowed, and each is a warning when SKILL.md is read;
+// add and trust show them with the rest of p before the skill runs.
+func Broad(p Permissions) []string {
+	var out []string
+	if slices.Contains(p.Env, "*") {
+		out = append(out, "permissions.env: "+broadEnv)
+	}
+	for _, l := range []struct {
+		key   string
+		paths []string
+	}{{"permissions.fs.read", p.FS.Read}, {"permissions.fs.write", p.FS.Write}} {
+		for _, path := range l.paths {
+			if msg := broadFS(l.key == "permissions.fs.write", path); msg != "" {
+				out = append(out, l.key+": "+msg)
+			}
+		}
+	}
+	if slices.Contains(p.Network, "*") {
+		out = append(out, "permissions.network: "+broadNetwork)
+	}
+	return out
 }
 
 // fsPathOK accepts the path forms permissions.fs allows.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/bundled"
 	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/internal/workspace"
@@ -210,17 +209,31 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	// without a prompt; without one it is refused (registry.ErrNotVerified).
 	keys, _ := store.Signatures.Keys(src.URL)
 	requireSigned := !opts.Trust && !opts.Yes && len(keys) > 0
-	if !opts.Trust && !opts.Yes && !requireSigned {
-		if !opts.IO.CanPrompt() {
-			return fmt.Errorf("refusing to install untrusted skill from %s: %w", src.URL, errUntrustedNoTTY)
+	ask := !opts.Trust && !opts.Yes && !requireSigned
+	if ask && !opts.IO.CanPrompt() {
+		return fmt.Errorf("refusing to install untrusted skill from %s: %w", src.URL, errUntrustedNoTTY)
+	}
+	// Once the skills are fetched and read, and before anything is
+	// written or built, say what each asks for; then ask. --yes alone
+	// installs files only, and trust shows it then.
+	review := func(rs []registry.Reviewed) error {
+		for _, r := range rs {
+			writeRequest(opts.IO.ErrOut, r)
+		}
+		if !ask {
+			return nil
 		}
 		ok, err := confirm(opts.IO, fmt.Sprintf("Install untrusted skill from %s?", src.URL))
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("install of %s: %w", src.URL, errCanceled)
+			return errCanceled
 		}
+		return nil
+	}
+	if opts.Yes && !opts.Trust {
+		review = nil
 	}
 	inst, err := opts.Installer()
 	if err != nil {
@@ -236,7 +249,8 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		RequireSigned: requireSigned,
 		AgentVersion:  Version,
 		Progress:      progress,
-		Warn:          func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) },
+		Warn:          opts.IO.Warn,
+		Review:        review,
 	}, inst.Prepare)
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)
@@ -301,16 +315,28 @@ func registerMCPForPlaced(errOut io.Writer, register func(client string) (string
 	return errs
 }
 
+// writeRequest says, before an add, which skill it is and what its code
+// would reach.
+func writeRequest(w io.Writer, r registry.Reviewed) {
+	where := ""
+	if r.Path != "" && r.Path != "." {
+		where = " (" + r.Path + ")"
+	}
+	fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Skill %s%s: %s\n", r.Canonical, where, workspace.FirstLine(r.Manifest.Description, 120))))
+	writeGrants(w, r.Manifest.Permissions)
+	writeCGO(w, r.Manifest)
+}
+
 func printInstalled(w io.Writer, e registry.Entry) {
 	version := ""
 	if e.Version != "" {
 		version = " " + e.Version
 	}
-	fmt.Fprintf(w, "Installed %s%s (%s) from %s\n", e.Name, version, shortSHA(e.CommitSHA), e.GitURL)
+	// A version that is not semver is shown as SKILL.md wrote it.
+	fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Installed %s%s (%s) from %s\n", e.Name, version, shortSHA(e.CommitSHA), e.GitURL)))
 	if len(e.Tools) > 0 {
 		fmt.Fprintf(w, "  %d tool(s) from its plugin\n", len(e.Tools))
 	}
-	warnBundledName(w, e)
 	if m, _, err := registry.LoadInstalled(e); err == nil {
 		writeCGO(w, m)
 	}
@@ -319,19 +345,6 @@ func printInstalled(w io.Writer, e registry.Entry) {
 	} else {
 		fmt.Fprintf(w, "  untrusted: files only; no plugin is built and no script or plugin runs until you trust it with 'agent skill trust %s'\n", e.Canonical)
 	}
-}
-
-// warnBundledName says whether an installed skill that took a bundled
-// skill's name overrides it: only a trusted one does (SPEC §12).
-func warnBundledName(w io.Writer, e registry.Entry) {
-	if e.Source == registry.SourceBundled || !bundled.Has(e.Canonical) {
-		return
-	}
-	if e.Trusted {
-		fmt.Fprintf(w, "warning: %s overrides the bundled skill %s, because you trust it; 'agent skill untrust %s' or 'agent skill remove %s' gives the bundled one back\n", e.Name, e.Canonical, e.Canonical, e.Canonical)
-		return
-	}
-	fmt.Fprintf(w, "warning: %s has the name of a bundled skill; an untrusted skill never overrides one, so the bundled %s stays in use (trust it with 'agent skill trust %s' to override it)\n", e.Name, e.Canonical, e.Canonical)
 }
 
 // foundJSON is one skill in `add --list --json`.

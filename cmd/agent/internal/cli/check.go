@@ -122,7 +122,7 @@ func checkRun(ctx context.Context, opts *checkOptions) error {
 		}
 	} else {
 		for _, w := range report.Warnings {
-			fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", w)
+			opts.IO.Warn(w)
 		}
 		if err := writeCheck(opts.IO.Out, report); err != nil {
 			return err
@@ -274,9 +274,9 @@ func writeCheck(w io.Writer, r checkJSON) error {
 	if len(r.Failures) > 0 {
 		fmt.Fprintln(w, "\nCould not load:")
 		for _, f := range r.Failures {
-			fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Reason)
+			fmt.Fprintf(w, "  %s: %s\n", f.Name, workspace.EscapeTerminal(f.Reason))
 			if f.Output != "" {
-				fmt.Fprintln(w, f.Output)
+				fmt.Fprintln(w, workspace.EscapeTerminal(f.Output))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentskills/agent/internal/platform"
 	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/registry"
 )
 
 func TestCheckGolden(t *testing.T) {
@@ -102,7 +103,11 @@ func TestCheckWarnsWhenAllFindsNoTrustedSkill(t *testing.T) {
 	}
 }
 
-func TestCheckInstalledOverridesBundled(t *testing.T) {
+// TestInstalledBundledNameIgnored: an installed skill with a bundled
+// name (which an older agent let add install, trusted) is never loaded:
+// the bundled skill keeps its name (SPEC §5), a warning says how to fix
+// it, and remove still removes it.
+func TestInstalledBundledNameIgnored(t *testing.T) {
 	t.Parallel()
 	skills := []fixtureSkill{{
 		entry: fixtureSkills()[0].entry,
@@ -117,16 +122,25 @@ func TestCheckInstalledOverridesBundled(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Skills = slices.DeleteFunc(r.Skills, func(s checkSkillJSON) bool { return s.Canonical == "base" })
-	if len(r.Skills) != 1 || r.Skills[0].Source != "git" || !r.Skills[0].Active {
-		t.Fatalf("want the installed skill-authoring only, active: %+v", r.Skills)
+	if len(r.Skills) != 1 || r.Skills[0].Source != "bundled" || !r.Skills[0].Active {
+		t.Fatalf("want the bundled skill-authoring only, active: %+v", r.Skills)
+	}
+	if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "installed skill skill-authoring (from https://example.com/good.git) is not loaded: skill-authoring is the name of a skill bundled with agent") {
+		t.Errorf("no warning: %s", w)
 	}
 	body, _, code := runInProcess(t, env, "skill", "show", "skill-authoring")
-	if code != 0 || body != "Mine.\n" {
-		t.Fatalf("skill show = %q (exit %d), want the installed body", body, code)
+	if code != 0 || strings.Contains(body, "Mine.") {
+		t.Fatalf("skill show = %q (exit %d), want the bundled body", body, code)
 	}
 	prompt, _, _ := runInProcess(t, env, "prompt")
-	if !strings.Contains(prompt, "- skill-authoring: My own authoring guide.") {
-		t.Fatalf("prompt does not use the installed description:\n%s", prompt)
+	if strings.Contains(prompt, "My own authoring guide.") || !strings.Contains(prompt, "- skill-authoring: How to write") {
+		t.Fatalf("prompt does not use the bundled description:\n%s", prompt)
+	}
+	if _, errOut, code := runInProcess(t, env, "skill", "remove", "skill-authoring", "--yes"); code != 0 {
+		t.Fatalf("remove: exit %d\n%s", code, errOut)
+	}
+	if _, err := registry.NewStore(home).Get("skill-authoring"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("after remove: %v; want ErrNotFound", err)
 	}
 }
 

@@ -217,7 +217,8 @@ func TestAddFlagUsage(t *testing.T) {
 
 func TestAddPromptsOnTerminal(t *testing.T) {
 	t.Parallel()
-	repo := gittest.NewRepo(t, map[string]string{"SKILL.md": "---\nname: tty\ndescription: Asked about.\n---\nbody\n"})
+	repo := gittest.NewRepo(t, map[string]string{"SKILL.md": "---\nname: tty\ndescription: \"Asked about.\\e[2J\"\n" +
+		"permissions:\n  env: [TTY_TOKEN, \"TTY_*\"]\n  fs:\n    read: [~/tty-data]\n    write: [/]\n  network: [api.tty.example:443, \"*\"]\n---\nbody\n"})
 	for _, tc := range []struct {
 		name, answer string
 		wantCode     int
@@ -238,6 +239,22 @@ func TestAddPromptsOnTerminal(t *testing.T) {
 			}
 			if !strings.Contains(errOut.String(), "Install untrusted skill from "+repo.FileURL()+"? [y/N]") {
 				t.Fatalf("no question in stderr:\n%s", errOut)
+			}
+			// Before the question: what the skill is and asks for, escaped.
+			asked, _, _ := strings.Cut(errOut.String(), "Install untrusted skill")
+			for _, want := range []string{
+				`Skill tty: Asked about.\u001b[2J`,
+				"read: its own folder and ~/tty-data; write: a temp folder per call and /; network: api.tty.example:443, *",
+				"environment variables: PATH, HOME, LANG, TMPDIR and TTY_TOKEN, TTY_*",
+				`warning: permissions.fs.write: "/" lets this skill's code change every file`,
+				`warning: permissions.network: "*" lets this skill's code reach any host`,
+			} {
+				if !strings.Contains(asked, want) {
+					t.Errorf("before the question, no %q in:\n%s", want, asked)
+				}
+			}
+			if strings.Contains(errOut.String(), "\x1b") {
+				t.Errorf("stderr holds a raw ESC:\n%q", errOut)
 			}
 			e, err := registry.NewStore(home).Get("tty")
 			if tc.installed != (err == nil) {

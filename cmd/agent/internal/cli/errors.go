@@ -85,7 +85,7 @@ func init() {
 		hint{is(errUpdateNoTTY), "pass --yes to update without asking, or --dry-run to only see the change"},
 		hint{is(errRemoveNoTTY), "pass --yes to remove it without asking"},
 		hint{is(errCanceled), "nothing was changed"},
-		hint{is(errBundledFixed), "leave it out of AGENT_SKILLS to disable it, or install a skill with the same name to override it"},
+		hint{is(errBundledFixed), "leave it out of AGENT_SKILLS to disable it; no installed or discovered skill takes its name"},
 		hint{is(plugbuild.ErrBuild), "fix the compile errors above in the skill's repository (or ask its author), then run the command again; nothing was installed"},
 		hint{is(plugbuild.ErrGoMissing), "this skill's plugin is built from source: install Go from https://go.dev/dl and make sure 'go' is on PATH"},
 		hint{is(plugbuild.ErrNoModule), "a Go plugin is a module of its own inside the skill: give its folder a go.mod that requires " + sdkmod.SDKPath + " ('agent skill init --plugin <dir>' writes one)"},

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/viper"
 
+	"github.com/agentskills/agent/internal/bundled"
 	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/workspace"
 	scripts "github.com/agentskills/agent/plugins/exec"
@@ -220,6 +221,7 @@ func (f *Factory) Store() (*registry.Store, error) {
 	s.Git = &gitsrc.GoGit{Debug: f.logger(cfg).Debug}
 	s.Mirrors = cfg.Mirrors
 	s.Limits = cfg.Limits
+	s.Reserved = bundled.Has
 	recorded, err := s.Signers()
 	if err != nil {
 		return nil, err

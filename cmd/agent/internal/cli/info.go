@@ -224,7 +224,7 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 	if len(info.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")
 		for _, msg := range info.Warnings {
-			fmt.Fprintf(w, "  %s\n", msg)
+			fmt.Fprintf(w, "  %s\n", workspace.EscapeTerminal(msg))
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"golang.org/x/term"
+
+	"github.com/agentskills/agent/internal/workspace"
 )
 
 // IOStreams is where a command reads and writes. Commands never touch
@@ -62,5 +64,8 @@ func (s *IOStreams) Progress() io.Writer {
 	return nil
 }
 
-// Warn prints a registry warning on stderr.
-func (s *IOStreams) Warn(msg string) { fmt.Fprintf(s.ErrOut, "warning: %s\n", msg) }
+// Warn prints a warning on stderr. Warnings quote SKILL.md files, so what
+// a terminal would obey in them is shown escaped.
+func (s *IOStreams) Warn(msg string) {
+	fmt.Fprintf(s.ErrOut, "warning: %s\n", workspace.EscapeTerminal(msg))
+}

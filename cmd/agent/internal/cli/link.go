@@ -59,7 +59,7 @@ func linkRun(ctx context.Context, opts *linkOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := inst.Link(ctx, store, opts.Dir, Version, func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", msg) })
+	e, err := inst.Link(ctx, store, opts.Dir, Version, opts.IO.Warn)
 	if err != nil {
 		return err
 	}

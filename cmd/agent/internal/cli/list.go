@@ -28,10 +28,10 @@ func newCmdList(f *Factory, runF func(context.Context, *listOptions) error) *cob
 			List every installed skill, every skill bundled in the agent binary
 			and every skill discovered in .agents/skills (the project's, then
 			~/.agents/skills), with its version, the commit it is pinned to,
-			whether you trust it, and where it came from. A trusted installed
-			skill hides a bundled one with the same name; an untrusted one never
-			does. A discovered skill never hides an installed or bundled one, and
-			a project skill hides a user skill of the same name (with a warning).
+			whether you trust it, and where it came from. No installed or
+			discovered skill takes a bundled skill's name, and a discovered
+			skill never hides an installed one; a project skill hides a user
+			skill of the same name (with a warning).
 
 			--json prints an array of registry entries, sorted by canonical name.
 		`),

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/agentskills/agent/internal/workspace"
 )
 
 // errCanceled is returned when the user answers no to a question.
@@ -66,12 +68,16 @@ func newTable(w io.Writer, header ...string) *table {
 // alignment.
 var cellReplacer = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 
+// row writes one row. Cells hold skill-supplied text (names,
+// descriptions, SKILL.md fields), so what a terminal would obey in them
+// is shown escaped (workspace.EscapeTerminal).
 func (t *table) row(cols ...string) {
 	t.buf = t.buf[:0]
 	for i, c := range cols {
 		if strings.ContainsAny(c, "\t\n\r") {
 			c = cellReplacer.Replace(c)
 		}
+		c = workspace.EscapeTerminal(c)
 		if i > 0 {
 			t.buf = append(t.buf, '\t')
 		}

@@ -118,7 +118,9 @@ func promptRun(ctx context.Context, opts *promptOptions) error {
 	if text == "" {
 		fmt.Fprintln(opts.IO.ErrOut, "no active skills, so the prompt is empty; see 'agent check'")
 	}
-	if _, err := fmt.Fprint(opts.IO.Out, text); err != nil {
+	// The text is for a model; shown to a person, what a terminal would
+	// obey in a description is escaped (--json has it as it is).
+	if _, err := fmt.Fprint(opts.IO.Out, workspace.EscapeTerminal(text)); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "%d tokens (cl100k_base), %d of %d characters, %d skill(s)", tokens, chars, budget, len(included))

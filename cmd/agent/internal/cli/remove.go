@@ -66,6 +66,13 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 		return err
 	}
 	if e.Source == "bundled" {
+		// An installed skill with a bundled name, which an older agent
+		// let add install, is never loaded; it can still be removed.
+		if ie, gerr := store.Get(e.Canonical); gerr == nil {
+			e = ie
+		}
+	}
+	if e.Source == "bundled" {
 		return fmt.Errorf("remove %s: %w", e.Name, errBundledFixed)
 	}
 	if e.Source == registry.SourceDiscovered {

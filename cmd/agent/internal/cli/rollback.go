@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -80,6 +81,6 @@ func rollbackRun(ctx context.Context, opts *rollbackOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.Out, "%s: rolled back %s\n", p.Name, describePlan(p))
+	fmt.Fprintf(opts.IO.Out, "%s: rolled back %s\n", p.Name, workspace.EscapeTerminal(describePlan(p)))
 	return nil
 }

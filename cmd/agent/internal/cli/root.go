@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -134,15 +135,15 @@ func exitCode(ios *IOStreams, err error) int {
 	}
 	var es *exitStatus
 	if errors.As(err, &es) {
-		fmt.Fprintf(ios.ErrOut, "agent: %s\n", describe(err))
+		fmt.Fprintf(ios.ErrOut, "agent: %s\n", workspace.EscapeTerminal(describe(err)))
 		return es.code
 	}
 	var ue *usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
-		fmt.Fprintf(ios.ErrOut, "agent: %v\n", err)
+		fmt.Fprintf(ios.ErrOut, "agent: %s\n", workspace.EscapeTerminal(err.Error()))
 		return 2
 	}
-	fmt.Fprintf(ios.ErrOut, "agent: %s\n", describe(err))
+	fmt.Fprintf(ios.ErrOut, "agent: %s\n", workspace.EscapeTerminal(describe(err)))
 	return 1
 }
 

@@ -115,7 +115,7 @@ func showRun(ctx context.Context, opts *showOptions) error {
 	if note := r.ForkNote(); note != "" {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", note)
 	}
-	_, err = fmt.Fprint(opts.IO.Out, r.Instructions)
+	_, err = fmt.Fprint(opts.IO.Out, workspace.EscapeTerminal(r.Instructions))
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -115,7 +116,7 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 			}
 		} else {
 			for _, c := range diff {
-				fmt.Fprintln(opts.IO.Out, describeChange(c))
+				fmt.Fprintln(opts.IO.Out, workspace.EscapeTerminal(describeChange(c)))
 			}
 		}
 		if len(diff) > 0 {
@@ -149,9 +150,9 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 			}
 			return confirm(opts.IO, fmt.Sprintf("This home has not trusted %s at the locked commits: their plugins will be built and their code run. Trust them?", strings.Join(names, ", ")))
 		},
-		Done: func(c registry.SyncChange) { fmt.Fprintln(opts.IO.Out, describeChange(c)) },
+		Done: func(c registry.SyncChange) { fmt.Fprintln(opts.IO.Out, workspace.EscapeTerminal(describeChange(c))) },
 		Untrusted: func(c registry.SyncChange) {
-			fmt.Fprintf(errOut, "%s is installed untrusted at %s (files only); review it, then run agent skill trust %s\n", c.Name, shortSHA(c.NewSHA), c.Name)
+			fmt.Fprintln(errOut, workspace.EscapeTerminal(fmt.Sprintf("%s is installed untrusted at %s (files only); review it, then run agent skill trust %s", c.Name, shortSHA(c.NewSHA), c.Name)))
 		},
 	}, inst.Prepare)
 	if err != nil {

@@ -154,7 +154,6 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		if te.Plugin != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "Built the plugin of %s: %d tool(s)\n", e.Name, len(te.Tools))
 		}
-		warnBundledName(opts.IO.ErrOut, te)
 		fmt.Fprintf(opts.IO.ErrOut, "Trusted %s: AGENT_SKILLS=all or AGENT_SKILLS=%s activates it\n", e.Name, e.Canonical)
 		if m, _, err := registry.LoadInstalled(te); err == nil {
 			writeGrants(opts.IO.ErrOut, m.Permissions)
@@ -236,9 +235,12 @@ func writeCGO(w io.Writer, m *manifest.Manifest) {
 	}
 }
 
-// writeGrants says what a trusted skill's code may reach beyond its own
-// folder (SKILL.md permissions, hashed with it and enforced by the
-// sandbox).
+// writeGrants says what a skill's code may reach beyond its own folder
+// (SKILL.md permissions, hashed with it and enforced by the sandbox): the
+// paths, the hosts, the environment variables, and a warning for each
+// permission that reaches far (manifest.Broad). add shows it before it
+// asks, trust when it trusts. The values come from SKILL.md, so they are
+// shown escaped.
 func writeGrants(w io.Writer, p manifest.Permissions) {
 	none := func(l []string) string {
 		if len(l) == 0 {
@@ -246,6 +248,16 @@ func writeGrants(w io.Writer, p manifest.Permissions) {
 		}
 		return strings.Join(l, ", ")
 	}
-	fmt.Fprintf(w, "  its code may read: its own folder and %s; write: a temp folder per call and %s; network: %s\n",
+	env := "only PATH, HOME, LANG and TMPDIR"
+	if len(p.Env) > 0 {
+		env = "PATH, HOME, LANG, TMPDIR and " + strings.Join(p.Env, ", ") + " (secrets only where named in full)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  its code may read: its own folder and %s; write: a temp folder per call and %s; network: %s\n",
 		none(p.FS.Read), none(p.FS.Write), networkLine(p.Network))
+	fmt.Fprintf(&b, "  its code sees the environment variables: %s\n", env)
+	for _, msg := range manifest.Broad(p) {
+		fmt.Fprintf(&b, "  warning: %s\n", msg)
+	}
+	fmt.Fprint(w, workspace.EscapeTerminal(b.String()))
 }

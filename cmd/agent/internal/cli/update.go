@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -103,7 +104,7 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 			// With --yes nothing is asked, and the result line on stdout
 			// says old → new once.
 			if !opts.Yes {
-				fmt.Fprintf(errOut, "%s: %s\n", p.Name, describePlan(p))
+				fmt.Fprintf(errOut, "%s: %s\n", p.Name, workspace.EscapeTerminal(describePlan(p)))
 			}
 			if len(p.LocalEdits) > 0 {
 				fmt.Fprintf(errOut, "warning: %s has local edits that will be discarded: %s\n", p.Name, strings.Join(p.LocalEdits, ", "))
@@ -124,7 +125,7 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 		if r.Status == registry.StatusWouldUpdate && len(r.LocalEdits) > 0 {
 			fmt.Fprintf(errOut, "warning: %s has local edits that an update would discard: %s\n", r.Name, strings.Join(r.LocalEdits, ", "))
 		}
-		fmt.Fprintf(opts.IO.Out, "%s: %s\n", r.Name, describeResult(r))
+		fmt.Fprintf(opts.IO.Out, "%s: %s\n", r.Name, workspace.EscapeTerminal(describeResult(r)))
 	}
 	return err
 }

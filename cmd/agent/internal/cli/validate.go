@@ -12,6 +12,7 @@ import (
 	"github.com/agentskills/agent/internal/install"
 	"github.com/agentskills/agent/internal/plugbuild"
 	"github.com/agentskills/agent/internal/sdkmod"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
@@ -74,10 +75,10 @@ func validateRun(_ context.Context, opts *validateOptions) error {
 	errs, warns, name := lintSkill(opts.Dir, opts.Strict)
 	w := opts.IO.Out
 	for _, p := range errs {
-		fmt.Fprintf(w, "%s\n", p)
+		fmt.Fprintf(w, "%s\n", workspace.EscapeTerminal(p.String()))
 	}
 	for _, p := range warns {
-		fmt.Fprintf(w, "%s (warning)\n", p)
+		fmt.Fprintf(w, "%s (warning)\n", workspace.EscapeTerminal(p.String()))
 	}
 	if len(errs) > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "%s: %d error(s), %d warning(s)\n", opts.Dir, len(errs), len(warns))
