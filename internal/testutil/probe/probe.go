@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -96,16 +95,11 @@ func Try(op, arg string) error {
 	case "proxy":
 		return viaProxy(arg)
 	case "ptrace":
-		// PTRACE_SEIZE does not stop the victim; detached at once.
 		var pid int
 		if _, err := fmt.Sscan(arg, &pid); err != nil {
 			return err
 		}
-		if _, _, e := syscall.Syscall6(syscall.SYS_PTRACE, 0x4206, uintptr(pid), 0, 0, 0, 0); e != 0 {
-			return e
-		}
-		_, _, _ = syscall.Syscall6(syscall.SYS_PTRACE, syscall.PTRACE_DETACH, uintptr(pid), 0, 0, 0, 0)
-		return nil
+		return seize(pid)
 	case "seeproc":
 		_, err := os.Stat("/proc/" + arg)
 		return err
