@@ -262,7 +262,18 @@ func TestReliabilitySandbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = victim.Process.Kill(); _ = victim.Wait() }()
-		control := exec.Command("python3", "-c", probe.Python, "ptrace="+strconv.Itoa(victim.Process.Pid))
+		py := "python3"
+		for _, kv := range environ {
+			if dirs, ok := strings.CutPrefix(kv, "PATH="); ok {
+				for _, d := range filepath.SplitList(dirs) {
+					if _, err := os.Stat(filepath.Join(d, "python3")); err == nil {
+						py = filepath.Join(d, "python3")
+						break
+					}
+				}
+			}
+		}
+		control := exec.Command(py, "-c", probe.Python, "ptrace="+strconv.Itoa(victim.Process.Pid))
 		control.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		if out, err := control.Output(); err != nil || !strings.Contains(string(out), "allowed") {
 			t.Errorf("as %s, unsandboxed, the probe could not ptrace the victim (the control): %v %s", who, err, out)

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/agentskills/agent/registry/manifest"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,6 +78,9 @@ type checkSkillJSON struct {
 	// Invocable says who may invoke an active skill: "both", "person"
 	// (disable-model-invocation) or "model" (user-invocable: false).
 	Invocable string `json:"invocable,omitempty"`
+	// Sandbox says, for a skill whose code runs (scripts or tools), what
+	// its code may reach here and what of that this machine enforces.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 type checkFailureJSON struct {
@@ -168,7 +173,12 @@ func buildCheck(v *workspace.View) checkJSON {
 				invocable = "both"
 			}
 		}
+		box := ""
+		if s.Manifest != nil && (s.Scripts > 0 || len(e.Tools) > 0) && e.Source != registry.SourceBundled {
+			box = skillSandbox(s.Manifest.Permissions, sandbox.Probe())
+		}
 		r.Skills = append(r.Skills, checkSkillJSON{
+			Sandbox:   box,
 			Invocable: invocable,
 			Name:      e.Name, Canonical: e.Canonical, Source: e.Source,
 			Active: s.Active, Reason: s.Reason, Detail: s.Detail,
@@ -271,6 +281,17 @@ func writeCheck(w io.Writer, r checkJSON) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	first := true
+	for _, s := range r.Skills {
+		if s.Sandbox == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nSandbox per skill:")
+			first = false
+		}
+		fmt.Fprintln(w, workspace.EscapeTerminal(fmt.Sprintf("  %s: %s", s.Canonical, s.Sandbox)))
+	}
 	if len(r.Failures) > 0 {
 		fmt.Fprintln(w, "\nCould not load:")
 		for _, f := range r.Failures {
@@ -291,6 +312,45 @@ func writeCheck(w io.Writer, r checkJSON) error {
 		}
 	}
 	return nil
+}
+
+// skillSandbox says what one skill's code may reach (its SKILL.md
+// permissions) and what of that st enforces here.
+func skillSandbox(p manifest.Permissions, st sandbox.Status) string {
+	var parts []string
+	if st.NS {
+		parts = append(parts, "own namespaces, no capabilities")
+	} else {
+		parts = append(parts, "fallback: the host's processes visible, no capabilities")
+	}
+	switch {
+	case slices.Contains(p.Network, "*"):
+		parts = append(parts, "network: the host's (network: *)")
+	case len(p.Network) > 0 && st.NetNS:
+		parts = append(parts, "network: only "+strings.Join(p.Network, ", ")+" through the proxy")
+	case len(p.Network) > 0:
+		parts = append(parts, "network: "+strings.Join(p.Network, ", ")+" declared, but NOT enforced here (no network namespace: Landlock denies TCP, not UDP)")
+	case st.NetNS:
+		parts = append(parts, "network: none")
+	default:
+		parts = append(parts, "network: NOT sandboxed here but for Landlock's TCP rules")
+	}
+	files := "files: its folder"
+	if st.ABI == 0 {
+		files = "files: NOT sandboxed here (no Landlock)"
+	} else {
+		if len(p.FS.Read) > 0 {
+			files += "; reads " + strings.Join(p.FS.Read, ", ")
+		}
+		if len(p.FS.Write) > 0 {
+			files += "; writes " + strings.Join(p.FS.Write, ", ")
+		}
+	}
+	parts = append(parts, files)
+	if len(p.Env) > 0 {
+		parts = append(parts, "env: "+strings.Join(p.Env, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // sandboxLine says what confines scripts, base commands and plugins on

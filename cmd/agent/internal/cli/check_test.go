@@ -214,7 +214,7 @@ func TestCheckProtections(t *testing.T) {
 		t.Errorf("sandbox line %q does not name Landlock ABI %d", r.Protections.Sandbox, st.ABI)
 	}
 	if st := sandbox.Probe(); st.Seccomp && !st.UnixPath &&
-		(!strings.Contains(r.Protections.Sandbox, "seccomp (no pathname Unix sockets") || strings.Contains(r.Protections.Sandbox, "pathname Unix sockets: reachable")) {
+		(!strings.Contains(r.Protections.Sandbox, "no pathname Unix sockets without network") || strings.Contains(r.Protections.Sandbox, "pathname Unix sockets: reachable")) {
 		t.Errorf("sandbox line %q should name the seccomp filter and not call pathname Unix sockets reachable", r.Protections.Sandbox)
 	}
 	if st := sandbox.Probe(); st.NetNS != strings.Contains(r.Protections.Sandbox, "declared hosts through a proxy") {

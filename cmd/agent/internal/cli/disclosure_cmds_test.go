@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/registry/manifest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -152,6 +154,7 @@ func goldenTranscript(home, stdout, stderr string, code int) string {
 		platformName(), "$PLATFORM",
 		workspace.Launch(), "$LAUNCH",
 		strings.Join(procgroup.Protections(), ", "), "$CONTAINMENT",
-		sandboxLine(), "$SANDBOX")
+		sandboxLine(), "$SANDBOX",
+		skillSandbox(manifest.Permissions{}, sandbox.Probe()), "$SKILL_SANDBOX")
 	return "# exit " + strconv.Itoa(code) + "\n# stdout\n" + r.Replace(stdout) + "# stderr\n" + r.Replace(stderr)
 }
