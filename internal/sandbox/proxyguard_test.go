@@ -454,13 +454,13 @@ func TestProxyTunnelIdle(t *testing.T) {
 	}
 }
 
-// TestProxyFlood is issue 34's starvation trial: a sandboxed process that
+// TestReliabilityProxyFlood is issue 34's starvation trial: a sandboxed process that
 // opens 10,000 tunnels through its proxy holds at most maxTunnels of
 // them, and another sandboxed process (another skill) is still served by
 // its own proxy. The test process, which is the host of both proxies,
 // runs with 12,000 descriptors: 10,000 tunnels would take 20,000 and
 // more.
-func TestProxyFlood(t *testing.T) {
+func TestReliabilityProxyFlood(t *testing.T) {
 	need(t)
 	// The system's python3, which System grants (a pyenv shim is not).
 	py := "/usr/bin/python3"
