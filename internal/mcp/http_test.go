@@ -36,7 +36,13 @@ func startHTTP(t *testing.T, home string, args ...string) (url string, stderr *l
 // startHTTPEnv is startHTTP with more environment for the server.
 func startHTTPEnv(t *testing.T, home string, extraEnv []string, args ...string) (url string, stderr *lockedWriter, cmd *exec.Cmd) {
 	t.Helper()
-	cmd = exec.Command(agentBin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
+	return startHTTPBin(t, agentBin, home, extraEnv, args...)
+}
+
+// startHTTPBin is startHTTPEnv with another agent binary.
+func startHTTPBin(t *testing.T, bin, home string, extraEnv []string, args ...string) (url string, stderr *lockedWriter, cmd *exec.Cmd) {
+	t.Helper()
+	cmd = exec.Command(bin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = env(home, extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, err := cmd.StderrPipe()

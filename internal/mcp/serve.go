@@ -249,11 +249,23 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 		}
 		handler.ServeHTTP(w, r)
 	})
-	mux.Handle(Path, checkOrigin(challenge(o.Token, auth.RequireBearerToken(verify, nil)(endOnDelete))))
+	gate := newConnGate(maxUnauthConns())
+	mux.Handle(Path, checkOrigin(gate.challenge(o.Token, auth.RequireBearerToken(verify, nil)(endOnDelete))))
 	if o.Metrics != nil {
-		mux.Handle(MetricsPath, checkOrigin(challenge(o.Token, o.Metrics)))
+		mux.Handle(MetricsPath, checkOrigin(gate.challenge(o.Token, o.Metrics)))
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// No ReadTimeout: net/http keeps its deadline on the connection while
+	// the handler runs and cancels the request's context when it passes,
+	// which would end every tool call and event stream longer than it.
+	// The header has ReadHeaderTimeout; a body is read only once the
+	// token was checked.
+	hs := &http.Server{
+		Handler:           closeUnlessAuthenticated(mux),
+		ReadHeaderTimeout: httpHeaderTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		ConnState:         gate.state,
+		ConnContext:       withConn,
+	}
 	return s.serve(ctx, func(ctx context.Context) error {
 		if o.Ready != nil {
 			if err := o.Ready(ln.Addr().String()); err != nil {
@@ -308,8 +320,9 @@ func loopbackOrigin(origin string) bool {
 // "WWW-Authenticate: Bearer" (RFC 6750), which clients such as Claude Code
 // need to ask for the token instead of reporting a failed connection.
 // go-sdk's RequireBearerToken, behind it, sends that header only with
-// OAuth metadata.
-func challenge(token string, next http.Handler) http.Handler {
+// OAuth metadata. A request with the right token authenticates its
+// connection, which then keeps alive and leaves the gate's count.
+func (g *connGate) challenge(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		switch {
@@ -322,6 +335,8 @@ func challenge(token string, next http.Handler) http.Handler {
 			http.Error(w, "wrong bearer token", http.StatusUnauthorized)
 			return
 		}
+		w.Header().Del("Connection")
+		g.authenticated(r.Context())
 		next.ServeHTTP(w, r)
 	})
 }

@@ -22,7 +22,9 @@
 //     keeps the host's network. Declared host:port entries are reached
 //     through an HTTP proxy (CONNECT) of the host that admits only them,
 //     listening inside the child's namespace and named by HTTP(S)_PROXY
-//     in its environment. Unprivileged, that listener is made by a shim,
+//     in its environment. A declared name reaches public addresses only,
+//     dialed as checked; each proxy bounds its tunnels and connections
+//     (proxy_linux.go, proxyaddr_linux.go). Unprivileged, that listener is made by a shim,
 //     this binary again, which then restricts itself and execs the
 //     target (shim_linux.go, confine/shim_linux.go).
 //   - Pathname Unix sockets, for code without the host's network, by a

@@ -4,6 +4,8 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,11 +13,37 @@ import (
 	"net/http/httputil"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // proxyDialTimeout bounds the proxy's connect to a declared host.
 const proxyDialTimeout = 15 * time.Second
+
+// maxTunnels bounds what one proxy, that is one sandboxed process (a
+// script run, a command, a skill plugin), holds upstream at once: CONNECT
+// tunnels and plain http requests in flight. A request beyond it gets
+// 503 at once. With maxClientConns it caps the host's descriptors one
+// process can spend through its proxy near 2*256+64 whatever it opens,
+// so one skill cannot starve another skill, the exec plugin or `agent
+// mcp` of descriptors (issue 34's probe held 9,000 tunnels).
+const maxTunnels = 256
+
+// maxClientConns bounds the connections to the proxy's listener; one
+// beyond it is closed as soon as it is accepted. It leaves room above
+// maxTunnels for the connections that are told 503.
+const maxClientConns = maxTunnels + 64
+
+// Idle timeouts. A tunnel with no byte either way for tunnelIdle is
+// closed (a variable for tests); a client's connection waits at most
+// proxyHeaderTimeout for a request's header and proxyClientIdle between
+// requests.
+var tunnelIdle = 5 * time.Minute
+
+const (
+	proxyHeaderTimeout = 30 * time.Second
+	proxyClientIdle    = time.Minute
+)
 
 // Hosts are the host:port entries of permissions.network (not "*"),
 // each as net.JoinHostPort of its lower-cased host and its port: what
@@ -48,15 +76,18 @@ func hostKey(hostport, defPort string) (string, bool) {
 
 // proxy is the HTTP proxy a child with declared hosts reaches them by
 // (SPEC §8): CONNECT tunnels and plain http requests in absolute form,
-// to the declared host:port entries only. It listens inside the child's
-// network namespace (the listener was made there) and dials from the
-// host's, since a socket stays in the namespace it was made in whatever
-// thread uses it.
+// to the declared host:port entries only, a declared name at its public
+// addresses only (resolve). It listens inside the child's network
+// namespace (the listener was made there) and dials from the host's,
+// since a socket stays in the namespace it was made in whatever thread
+// uses it.
 type proxy struct {
 	allowed map[string]bool
 	srv     *http.Server
 	forward *httputil.ReverseProxy
-	dialer  net.Dialer
+	lookup  func(context.Context, string) ([]net.IPAddr, error)
+	dialer  func(ctx context.Context, network, addr string) (net.Conn, error)
+	slots   chan struct{} // one per upstream connection held: maxTunnels
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -66,8 +97,13 @@ type proxy struct {
 
 // serveProxy serves l for hosts until close.
 func serveProxy(l net.Listener, hosts []string) *proxy {
-	p := &proxy{allowed: map[string]bool{}, conns: map[net.Conn]struct{}{}}
-	p.dialer.Timeout = proxyDialTimeout
+	p := &proxy{
+		allowed: map[string]bool{},
+		conns:   map[net.Conn]struct{}{},
+		lookup:  lookupHost,
+		dialer:  dialUpstream,
+		slots:   make(chan struct{}, maxTunnels),
+	}
 	for _, h := range hosts {
 		p.allowed[h] = true
 	}
@@ -76,15 +112,33 @@ func serveProxy(l net.Listener, hosts []string) *proxy {
 			r.Out.URL = r.In.URL
 			r.Out.Host = r.In.Host
 		},
-		Transport: &http.Transport{Proxy: nil, DialContext: p.dialer.DialContext, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second},
+		Transport: &http.Transport{
+			Proxy:           nil,
+			DialContext:     func(ctx context.Context, _, addr string) (net.Conn, error) { return p.dial(ctx, addr) },
+			MaxIdleConns:    4,
+			IdleConnTimeout: 30 * time.Second,
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			refuse(w, err)
+		},
 	}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: proxyHeaderTimeout, IdleTimeout: proxyClientIdle}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		_ = p.srv.Serve(l)
+		_ = p.srv.Serve(&limitListener{Listener: l, max: maxClientConns})
 	}()
 	return p
+}
+
+// refuse answers a failed dial: 403 when the address was refused, 502
+// when it could not be reached.
+func refuse(w http.ResponseWriter, err error) {
+	code := http.StatusBadGateway
+	if errors.Is(err, ErrNotPublic) {
+		code = http.StatusForbidden
+	}
+	http.Error(w, "agent sandbox proxy: "+err.Error(), code)
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -102,13 +156,21 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("agent sandbox proxy: %s is not in the skill's permissions.network; declare it in SKILL.md (permissions.network: [%s])", r.Host, r.Host), http.StatusForbidden)
 		return
 	}
+	select {
+	case p.slots <- struct{}{}:
+	default:
+		w.Header().Set("Connection", "close")
+		http.Error(w, fmt.Sprintf("agent sandbox proxy: this process holds %d connections through the proxy, the most it may; close some", maxTunnels), http.StatusServiceUnavailable)
+		return
+	}
+	defer func() { <-p.slots }()
 	if r.Method != http.MethodConnect {
 		p.forward.ServeHTTP(w, r)
 		return
 	}
-	up, err := p.dialer.DialContext(r.Context(), "tcp", target)
+	up, err := p.dial(r.Context(), target)
 	if err != nil {
-		http.Error(w, "agent sandbox proxy: "+err.Error(), http.StatusBadGateway)
+		refuse(w, err)
 		return
 	}
 	hj, ok := w.(http.Hijacker)
@@ -132,22 +194,70 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.splice(up, down, rw.Reader)
 }
 
-// splice copies both ways (the client's bytes already buffered first)
-// until both directions end, passing each end on as a half close.
-func (p *proxy) splice(up, down net.Conn, buffered *bufio.Reader) {
-	var wg sync.WaitGroup
-	wg.Add(2)
-	pipe := func(dst net.Conn, src io.Reader) {
-		defer wg.Done()
-		_, _ = io.Copy(dst, src)
-		if c, ok := dst.(interface{ CloseWrite() error }); ok {
-			_ = c.CloseWrite()
-		} else {
-			_ = dst.Close()
+// dial connects to target (declared) at the addresses resolve checked,
+// in order, and resolves nothing again.
+func (p *proxy) dial(ctx context.Context, target string) (net.Conn, error) {
+	addrs, err := resolve(ctx, p.lookup, target)
+	if err != nil {
+		return nil, err
+	}
+	var first error
+	for _, a := range addrs {
+		c, err := p.dialer(ctx, "tcp", a.String())
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
 		}
 	}
-	go pipe(up, buffered)
-	go pipe(down, up)
+	return nil, first
+}
+
+// splice copies both ways (the client's bytes already buffered first)
+// until both directions end, passing each end on as a half close; a
+// tunnel idle both ways for tunnelIdle, or a failed write, closes both.
+func (p *proxy) splice(up, down net.Conn, buffered *bufio.Reader) {
+	var last atomic.Int64 // unix nanoseconds of the last byte either way
+	last.Store(time.Now().UnixNano())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	pipe := func(dst, src net.Conn, r io.Reader) {
+		defer wg.Done()
+		buf := make([]byte, 32<<10)
+		for {
+			_ = src.SetReadDeadline(time.Now().Add(tunnelIdle))
+			n, err := r.Read(buf)
+			if n > 0 {
+				last.Store(time.Now().UnixNano())
+				_ = dst.SetWriteDeadline(time.Now().Add(tunnelIdle))
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					up.Close()
+					down.Close()
+					return
+				}
+			}
+			var ne net.Error
+			switch {
+			case err == nil:
+			case errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < tunnelIdle:
+				// The other way was busy meanwhile.
+			case errors.Is(err, io.EOF):
+				if c, ok := dst.(interface{ CloseWrite() error }); ok {
+					_ = c.CloseWrite()
+				} else {
+					_ = dst.Close()
+				}
+				return
+			default:
+				up.Close()
+				down.Close()
+				return
+			}
+		}
+	}
+	go pipe(up, down, buffered)
+	go pipe(down, up, up)
 	wg.Wait()
 	p.untrack(up, down)
 }
@@ -193,4 +303,50 @@ func (p *proxy) close() {
 		t.CloseIdleConnections()
 	}
 	p.wg.Wait()
+}
+
+// limitListener closes a connection beyond max open ones as soon as it
+// is accepted, so that the descriptors a client holds open at the proxy
+// stay bounded however many it opens (the kernel's backlog, not the
+// host, holds the rest).
+type limitListener struct {
+	net.Listener
+	max  int32
+	open atomic.Int32
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) > l.max {
+			l.open.Add(-1)
+			c.Close()
+			continue
+		}
+		return &countedConn{Conn: c, l: l}, nil
+	}
+}
+
+// countedConn gives its place back to its limitListener when closed.
+type countedConn struct {
+	net.Conn
+	l    *limitListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return err
+}
+
+// CloseWrite passes a tunnel's half close on.
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Close()
 }
