@@ -35,9 +35,11 @@ func IsOtherCase(name string) bool {
 	return strings.EqualFold(name, ManifestFile) && !IsName(name)
 }
 
-// RenameHint is the advice for a manifest found as file (IsOtherCase).
+// RenameHint is the advice for a manifest found as file (IsOtherCase),
+// a path ending in its name.
 func RenameHint(file string) string {
-	return fmt.Sprintf("%s is named in the wrong case; rename it to %s (git mv %s %s)", file, ManifestFile, file, path.Join(path.Dir(file), ManifestFile))
+	to := sibling(file, ManifestFile)
+	return fmt.Sprintf("%s is named in the wrong case; rename it to %s (git mv %s %s)", file, ManifestFile, file, to)
 }
 
 // FindFile is the path in fsys of the manifest of the folder dir
@@ -66,7 +68,7 @@ func Read(fsys fs.FS, name, file string) ([]byte, error) {
 			if ents, rerr := fs.ReadDir(fsys, path.Dir(name)); rerr == nil {
 				for _, e := range ents {
 					if IsOtherCase(e.Name()) {
-						msg = "no SKILL.md here; " + RenameHint(e.Name())
+						msg = "no SKILL.md here; " + RenameHint(sibling(file, e.Name()))
 					}
 				}
 			}
@@ -96,6 +98,15 @@ func Read(fsys fs.FS, name, file string) ([]byte, error) {
 		return nil, &ManifestError{Problems: []Problem{{File: file, Message: fmt.Sprintf("SKILL.md is larger than %d bytes; move long material to references/", MaxManifestSize)}}}
 	}
 	return data, nil
+}
+
+// sibling replaces the manifest's name at the end of file with name,
+// keeping file's separators; file is its folder's manifest path.
+func sibling(file, name string) string {
+	if len(file) < len(ManifestFile) || !strings.EqualFold(file[len(file)-len(ManifestFile):], ManifestFile) {
+		return name
+	}
+	return file[:len(file)-len(ManifestFile)] + name
 }
 
 func notRegular(file string) error {

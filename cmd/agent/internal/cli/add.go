@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentskills/agent/internal/bundled"
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/mcp"
 	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
@@ -296,6 +297,9 @@ func registerMCPForPlaced(errOut io.Writer, register func(client string) (string
 			fmt.Fprintf(errOut, "Registered the MCP server \"agent\" (AGENT_SKILLS=all) in %s, so that %s reaches the tools of %s\n", path, a.Display, names)
 		default:
 			fmt.Fprintf(errOut, "%s already registers an MCP server \"agent\"; left as it is: for %s to reach the tools of %s, its AGENT_SKILLS must include them\n", path, a.Display, names)
+		}
+		if step := mcp.NextStep(a.MCP, ""); err == nil && step != "" {
+			fmt.Fprintf(errOut, "next: %s\n", step)
 		}
 	}
 	return errs
