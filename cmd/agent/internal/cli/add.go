@@ -255,6 +255,10 @@ func addRun(ctx context.Context, opts *addOptions) error {
 				continue
 			}
 			placed = append(placed, pe)
+			if len(placedCopies(pe)) > 0 {
+				// Read-only copies defeat rm -rf as a normal user.
+				fmt.Fprintf(opts.IO.ErrOut, "  the placed copies are read-only: 'agent skill remove %s' removes them with the install\n", pe.Canonical)
+			}
 		}
 		if rerr := registerMCPForPlaced(opts.IO.ErrOut, opts.RegisterMCP, agents, placed); rerr != nil {
 			err = errors.Join(err, rerr)

@@ -417,3 +417,22 @@ func (f *Factory) registerPlacedMCP(client string) (path string, wrote bool, err
 	changed, _, err := mcp.WriteConfig(client, t, l)
 	return t.Path, changed, err
 }
+
+// unregisterPlacedMCP takes out of client's file in project the server
+// registerPlacedMCP wrote, when it is still exactly that entry.
+func (f *Factory) unregisterPlacedMCP(client, project string) (path string, removed bool, err error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return "", false, err
+	}
+	t, err := mcp.ConfigTargetOf(client, project, "")
+	if err != nil {
+		return "", false, err
+	}
+	l, err := f.mcpLaunch(cfg, "all", false)
+	if err != nil {
+		return "", false, err
+	}
+	removed, err = mcp.RemoveServer(client, t, l)
+	return t.Path, removed, err
+}
