@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -81,5 +84,9 @@ func (f *Factory) relink(ctx context.Context, e registry.Entry) (registry.Entry,
 	if err != nil {
 		return e, err
 	}
-	return inst.Relink(ctx, store, e, Version)
+	fresh, err := inst.Relink(ctx, store, e, Version)
+	if errors.Is(err, plugbuild.ErrBuild) {
+		err = workspace.BuildFailed(err)
+	}
+	return fresh, err
 }
