@@ -87,7 +87,7 @@ release: ## archives of bin/agent for each of PLATFORMS, stamped with version an
 	  os=$${p%/*}; arch=$${p#*/}; name=agent_$(VERSION)_$${os}_$${arch}; ext=; [ $$os = windows ] && ext=.exe; \
 	  echo "== $$name"; mkdir -p $(DIST)/$$name && \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(DIST)/$$name/agent$$ext ./cmd/agent && \
-	  cp README.md $(DIST)/$$name/ && \
+	  cp -R README.md docs $(DIST)/$$name/ && \
 	  if [ $$os = windows ]; then \
 	    (cd $(DIST) && if command -v zip >/dev/null; then zip -qr $$name.zip $$name; else python3 -m zipfile -c $$name.zip $$name; fi); \
 	  else tar -C $(DIST) -czf $(DIST)/$$name.tar.gz $$name; fi || exit 1; \

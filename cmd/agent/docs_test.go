@@ -164,3 +164,15 @@ func runBlocks(t *testing.T, root, script string) {
 	}
 	t.Logf("%s", out)
 }
+
+// TestReadmeShort: the README is the first five minutes (issue 35); the
+// rest belongs in docs/, one guide per topic.
+func TestReadmeShort(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 250 {
+		t.Errorf("README.md has %d lines; keep it to 250 and move the rest to docs/", n)
+	}
+}

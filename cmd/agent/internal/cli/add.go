@@ -91,6 +91,8 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 			A skill runs code on your machine. --trust records that you trust it,
 			so that AGENT_SKILLS=all activates it. Without --trust you are asked on
 			a terminal; elsewhere pass --yes to install it untrusted.
+
+			Guide: docs/commands.md; other agents: docs/mcp.md.
 		`),
 		Example: dedent(`
 			# the highest 1.x tag, trusted

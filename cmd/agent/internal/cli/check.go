@@ -42,6 +42,8 @@ func newCmdCheck(f *Factory, runF func(context.Context, *checkOptions) error) *c
 			skill that AGENT_SKILLS selects cannot be used (it failed to load or
 			is incompatible), so check works as a health check. 'agent --check'
 			is the same command.
+
+			Guide: docs/security.md.
 		`),
 		Example: dedent(`
 			$ AGENT_SKILLS=all agent check

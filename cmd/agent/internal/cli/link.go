@@ -35,6 +35,8 @@ func newCmdLink(f *Factory, runF func(context.Context, *linkOptions) error) *cob
 			again, whenever a file in the folder changed since: the edit loop is
 			edit, then call. Linking again rebuilds at once. 'agent skill remove'
 			unregisters it and leaves the folder alone.
+
+			Guide: docs/writing-skills.md.
 		`),
 		Example: dedent(`
 			$ agent skill init greeter --plugin

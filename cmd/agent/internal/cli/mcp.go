@@ -63,13 +63,20 @@ func newCmdMCP(f *Factory, runF func(context.Context, *mcpOptions) error) *cobra
 			next call.
 
 			'agent mcp config <client>' prints the snippet that registers the
-			server in claude, cursor, vscode or codex.
+			server in claude-code, codex, cursor, gemini-cli or vscode.
+
+			An MCP client starts the server with an environment of its own, not
+			your shell's: AGENT_SKILLS must be in the client's entry for it
+			('mcp config' copies yours). Unset means no skills, as in the CLI;
+			the server then says on stderr which skills are off and why.
+
+			Guide: docs/mcp.md.
 		`),
 		Example: dedent(`
 			$ AGENT_SKILLS=all agent mcp
 			$ AGENT_SKILLS=all agent mcp --lazy
 			$ agent mcp --http 127.0.0.1:8765
-			$ AGENT_SKILLS=all agent mcp config claude > .mcp.json
+			$ AGENT_SKILLS=all agent mcp config claude-code > .mcp.json
 		`),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
