@@ -75,7 +75,8 @@ func (b codeBlock) runnable() (bool, string) {
 // TestDocsCodeBlocks runs every shell block of README.md and docs/*.md as
 // written, in order, one bash session per file, in a fresh clone of this
 // repository with a fresh AGENT_HOME and HOME: the README's "." is a local
-// repository, so nothing needs the network. A block that needs the network,
+// repository, so nothing needs the network; a guide's blocks run with agent
+// installed as the README's "make build" installs it. A block that needs the network,
 // a GUI client or a person says so as ```sh skip=<why>; a block without a
 // language or in another one is data and is not run, except that a plain
 // ``` block must not hold an agent command, so that no example escapes the
@@ -103,6 +104,10 @@ func TestDocsCodeBlocks(t *testing.T) {
 		t.Run(rel, func(t *testing.T) {
 			var script strings.Builder
 			script.WriteString("set -euo pipefail\n")
+			if rel != "README.md" {
+				// A guide's reader has installed agent as the README says.
+				script.WriteString("make -s build >/dev/null && export PATH=\"$PWD/bin:$PATH\"\n")
+			}
 			ran := 0
 			for _, b := range codeBlocks(t, file) {
 				ok, why := b.runnable()
