@@ -24,15 +24,16 @@ VERSION   ?= $(shell sed -n 's/^var Version = "\(.*\)"/\1/p' cmd/agent/internal/
 # so go build records none.
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 DIST      ?= dist
-LDFLAGS   := -s -w -X $(MOD)/cmd/agent/internal/cli.Version=$(VERSION) -X $(MOD)/cmd/agent/internal/cli.Commit=$(COMMIT)
+STAMP     := -X $(MOD)/cmd/agent/internal/cli.Version=$(VERSION) -X $(MOD)/cmd/agent/internal/cli.Commit=$(COMMIT)
+LDFLAGS   := -s -w $(STAMP)
 
 .PHONY: help build jaeger test test-portable reliability-portable cross release demo bench fuzz reliability proto lint clean tidy generate
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## build bin/agent
-	$(GO) build -trimpath -o $(BIN) ./cmd/agent
+build: ## build bin/agent, stamped with version and commit (BIN=path puts it elsewhere)
+	$(GO) build -trimpath -ldflags "$(STAMP)" -o $(BIN) ./cmd/agent
 
 # Jaeger, the trace backend the tracing tests read spans back from
 # (cmd/agent/internal/cli/jaeger_linux_test.go), built once into a cache
@@ -86,7 +87,7 @@ release: ## archives of bin/agent for each of PLATFORMS, stamped with version an
 	  os=$${p%/*}; arch=$${p#*/}; name=agent_$(VERSION)_$${os}_$${arch}; ext=; [ $$os = windows ] && ext=.exe; \
 	  echo "== $$name"; mkdir -p $(DIST)/$$name && \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(DIST)/$$name/agent$$ext ./cmd/agent && \
-	  cp README.md $(DIST)/$$name/ && \
+	  cp -R README.md docs $(DIST)/$$name/ && \
 	  if [ $$os = windows ]; then \
 	    (cd $(DIST) && if command -v zip >/dev/null; then zip -qr $$name.zip $$name; else python3 -m zipfile -c $$name.zip $$name; fi); \
 	  else tar -C $(DIST) -czf $(DIST)/$$name.tar.gz $$name; fi || exit 1; \

@@ -16,7 +16,7 @@ agent="$root/bin/agent"
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
 step "build ./bin/agent"
-(cd "$root" && go build -o bin/agent ./cmd/agent)
+(cd "$root" && make -s build)
 
 AGENT_HOME="$(mktemp -d "${TMPDIR:-/tmp}/agent-demo.XXXXXX")"
 export AGENT_HOME
@@ -66,8 +66,8 @@ if [ ! -x "$inspector" ] && command -v npm >/dev/null; then
   (cd "$inspector_dir" && npm ci --silent --no-audit --no-fund >/dev/null 2>&1) || true
 fi
 if [ -x "$inspector" ]; then
-  step "agent mcp config claude   (the snippet an MCP client needs)"
-  "$agent" mcp config claude
+  step "agent mcp config claude-code   (the snippet an MCP client needs)"
+  "$agent" mcp config claude-code
   step "mcp-inspector --cli agent mcp --method tools/list   (tool names)"
   "$inspector" --cli -e AGENT_HOME="$AGENT_HOME" -e AGENT_SKILLS="$AGENT_SKILLS" "$agent" mcp --method tools/list | python3 -c 'import json,sys; print("\n".join(t["name"] for t in json.load(sys.stdin)["tools"]))'
   step "mcp-inspector --cli agent mcp --method tools/call --tool-name greet_in_language"

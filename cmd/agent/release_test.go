@@ -153,3 +153,37 @@ func untar(t *testing.T, archive, dir string) {
 		}
 	}
 }
+
+// TestMakeBuildStamps: `make build`, the README's way to build from a
+// clone, stamps the commit as `make release` does, so that `agent version`
+// never says "commit: unknown" for a build from git.
+func TestMakeBuildStamps(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("make runs under a POSIX shell")
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatalf("make is needed (.ci/run installs it): %v", err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	commit := strings.TrimSpace(string(out))
+	bin := filepath.Join(t.TempDir(), "agent")
+	mk := exec.Command("make", "-s", "build", "BIN="+bin)
+	mk.Dir = root
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	got, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("agent version: %v\n%s", err, got)
+	}
+	if want := "commit: " + commit + "\n"; !strings.Contains(string(got), want) {
+		t.Errorf("agent version after make build:\n%s\nwant a line %q", got, want)
+	}
+}

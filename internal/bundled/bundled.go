@@ -87,6 +87,32 @@ func Has(canonical string) bool {
 	return ok
 }
 
+// File is the SKILL.md of the bundled skill with this canonical name, as
+// embedded; ok is false when there is none.
+func File(canonical string) (data []byte, ok bool) {
+	for _, d := range mustDirs() {
+		data, err := files.ReadFile(path.Join("skills", d, manifest.ManifestFile))
+		if err != nil {
+			continue
+		}
+		if m, _, err := manifest.ParseManifest("bundled", data); err == nil {
+			if c, err := manifest.Canonical(m.Name); err == nil && c == canonical {
+				return data, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func mustDirs() []string {
+	ents, _ := fs.ReadDir(files, "skills")
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
 // Manifest parses the SKILL.md of the bundled skill with this canonical name.
 // It returns registry.ErrNotFound (wrapped) when there is none. The manifest
 // is shared: callers must not modify it.

@@ -34,7 +34,7 @@ func ClientConfig(client string, l Launch) (snippet, where string, err error) {
 	case "claude":
 		server["type"] = "stdio"
 		return jsonSnippet(map[string]any{"mcpServers": map[string]any{"agent": server}}),
-			".mcp.json in the project (or merge into ~/.claude.json), or run: claude mcp add-json agent '<the \"agent\" object>'", nil
+			".mcp.json in the project, or run: claude mcp add-json agent '<the \"agent\" object>' (never edit ~/.claude.json: a running Claude Code rewrites it)", nil
 	case "cursor":
 		return jsonSnippet(map[string]any{"mcpServers": map[string]any{"agent": server}}),
 			"~/.cursor/mcp.json (or .cursor/mcp.json in the project)", nil
@@ -49,6 +49,29 @@ func ClientConfig(client string, l Launch) (snippet, where string, err error) {
 			".gemini/settings.json in the project (a trusted folder) or ~/.gemini/settings.json", nil
 	}
 	return "", "", fmt.Errorf("%w %q; choose one of %s", ErrUnknownClient, client, strings.Join(Clients, ", "))
+}
+
+// NextStep is the one-time approval that client asks of its user before
+// it starts a server registered in project's configuration, and how to
+// see that it did; "" for a client that asks none. Each follows the
+// client's own documentation, and mcp_config_clients.txtar applies the
+// approvals for the pinned Claude Code and Gemini CLI. project "" is the
+// current folder.
+func NextStep(client, project string) string {
+	if project == "" {
+		project = "this folder"
+	}
+	switch client {
+	case "claude":
+		return fmt.Sprintf("Claude Code asks once before it starts a server from a project's .mcp.json: until then 'claude mcp list' shows agent as Pending approval. Start 'claude' in %s and approve \"agent\" (or approve it under /mcp); then 'claude mcp list' there shows agent ✔ Connected", project)
+	case "gemini":
+		return fmt.Sprintf("Gemini CLI reads a project's .gemini/settings.json only in a trusted folder: start 'gemini' in %s and choose Trust folder (kept in ~/.gemini/trustedFolders.json); then 'gemini mcp list' there shows agent Connected", project)
+	case "vscode":
+		return "VS Code asks once before it starts a server from .vscode/mcp.json: open the file and choose Start above \"agent\", then trust it"
+	case "cursor":
+		return "Cursor lists the server under Cursor Settings > MCP; turn \"agent\" on there if it is off"
+	}
+	return ""
 }
 
 func jsonSnippet(v any) string {

@@ -270,3 +270,55 @@ func HasServer(t ConfigTarget) (bool, error) {
 	}
 	return v.Find("/"+t.Key+"/agent") != nil, nil
 }
+
+// RemoveServer takes the server "agent" out of a project's JSON client
+// file when it is exactly the entry WriteConfig writes for l, so that an
+// entry the user wrote or changed is never touched. It reports whether
+// the file changed; the old file is kept as <file>.bak. codex's file is
+// the user's, shared by every project, and is left alone.
+func RemoveServer(client string, t ConfigTarget, l Launch) (bool, error) {
+	if t.Key == "" {
+		return false, nil
+	}
+	old, err := os.ReadFile(t.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", t.Path, err)
+	}
+	v, err := hujson.Parse(old)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w: %v", t.Path, ErrConfigFile, err)
+	}
+	cur := v.Find("/" + t.Key + "/agent")
+	if cur == nil {
+		return false, nil
+	}
+	std := cur.Clone()
+	std.Standardize()
+	var got any
+	if json.Unmarshal(std.Pack(), &got) != nil {
+		return false, nil
+	}
+	g, _ := json.Marshal(got)
+	want, _ := json.Marshal(serverObject(client, l))
+	if !bytes.Equal(g, want) {
+		return false, nil
+	}
+	if err := v.Patch([]byte(`[{"op":"remove","path":"/` + t.Key + `/agent"}]`)); err != nil {
+		return false, fmt.Errorf("%s: %w", t.Path, err)
+	}
+	next := v.Pack()
+	fi, err := os.Stat(t.Path)
+	if err != nil {
+		return false, err
+	}
+	if err := atomicfile.Write(t.Path+".bak", old, fi.Mode().Perm(), atomicfile.Sync()); err != nil {
+		return false, fmt.Errorf("back up %s: %w", t.Path, err)
+	}
+	if err := atomicfile.Write(t.Path, next, fi.Mode().Perm(), atomicfile.Sync()); err != nil {
+		return false, fmt.Errorf("write %s: %w", t.Path, err)
+	}
+	return true, nil
+}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -163,6 +164,71 @@ func TestHasServer(t *testing.T) {
 			got, err := HasServer(target)
 			if (err != nil) != tc.wantErr || got != tc.want {
 				t.Fatalf("HasServer = %v, %v; want %v (error: %v)", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestRemoveServer: the entry WriteConfig wrote goes, with nothing else;
+// an entry the user changed stays.
+func TestRemoveServer(t *testing.T) {
+	t.Parallel()
+	l := Launch{Command: "/bin/agent", Args: []string{"mcp"}, Env: map[string]string{"AGENT_SKILLS": "all"}}
+	tests := []struct {
+		name, client, file string
+		mine               bool // the user's own entry: kept
+	}{
+		{name: "alone", client: "claude"},
+		{name: "with another server and comments", client: "gemini", file: "{\n  // keep me\n  \"ui\": {\"theme\": \"GitHub\"},\n  \"mcpServers\": {\"other\": {\"command\": \"x\"}}\n}\n"},
+		{name: "the user's own", client: "vscode", file: "{\"servers\": {\"agent\": {\"command\": \"agent\", \"args\": [\"mcp\"]}}}\n", mine: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			target, err := ConfigTargetOf(tc.client, dir, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.file != "" {
+				if err := os.MkdirAll(filepath.Dir(target.Path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(target.Path, []byte(tc.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !tc.mine {
+				if _, _, err := WriteConfig(tc.client, target, l); err != nil {
+					t.Fatal(err)
+				}
+			}
+			changed, err := RemoveServer(tc.client, target, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed == tc.mine {
+				t.Errorf("RemoveServer changed = %v; want %v", changed, !tc.mine)
+			}
+			has, err := HasServer(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if has != tc.mine {
+				t.Errorf("after RemoveServer HasServer = %v; want %v", has, tc.mine)
+			}
+			got, _ := os.ReadFile(target.Path)
+			for _, keep := range []string{"// keep me", `"other"`} {
+				if strings.Contains(tc.file, keep) && !strings.Contains(string(got), keep) {
+					t.Errorf("%q lost from\n%s", keep, got)
+				}
+			}
+			// Gemini CLI's and VS Code's readers differ on trailing commas.
+			if trailing := regexp.MustCompile(`,\s*[}\]]`); trailing.Match(got) {
+				t.Errorf("a trailing comma after removal:\n%s", got)
+			}
+			if _, err := hujson.Parse(got); err != nil {
+				t.Errorf("not JSON after removal: %v\n%s", err, got)
 			}
 		})
 	}

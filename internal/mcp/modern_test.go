@@ -6,6 +6,7 @@ import (
 	"context"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -118,8 +119,21 @@ func TestProtocol20260728(t *testing.T) {
 	}
 	sl, err := sdkmcp.CallCustomMethod[*skillsListParams, *skillsListResult](ctx, cs, "skills/list", &skillsListParams{})
 	must(t, err)
-	if sl.ResultType != "complete" || sl.TTLMs == nil || sl.CacheScope == "" || len(sl.Skills) != 2 {
+	if sl.ResultType != "complete" || sl.TTLMs == nil || sl.CacheScope == "" || len(sl.Skills) != 3 {
 		t.Fatalf("skills/list = %+v", sl)
+	}
+	// The bundled skill-authoring is active under all: listed and readable
+	// like the installed ones (issue 35).
+	var uris []string
+	for _, s := range sl.Skills {
+		uris = append(uris, s.URI)
+	}
+	if want := []string{"skill://notes/SKILL.md", "skill://probe/SKILL.md", "skill://skill-authoring/SKILL.md"}; !slices.Equal(uris, want) {
+		t.Errorf("skills/list = %v, want %v", uris, want)
+	}
+	rr, err := cs.ReadResource(ctx, &sdkmcp.ReadResourceParams{URI: "skill://skill-authoring/SKILL.md"})
+	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "name: skill-authoring") {
+		t.Errorf("read skill://skill-authoring/SKILL.md: %v %+v", err, rr)
 	}
 	for _, s := range sl.Skills {
 		if len(s.Resources) == 0 || s.Resources[0].Size <= 0 || len(s.Resources[0].Digest) != len("sha256:")+64 {

@@ -88,7 +88,11 @@ func (s *Server) resourceHandler(skill, rel string) sdkmcp.ResourceHandler {
 		if err := gen.ws.CheckFiles(skill); err != nil {
 			return nil, err
 		}
-		root, err := os.OpenRoot(as.Entry.Path)
+		dir := as.Entry.Path
+		if tree := gen.trees[skill]; tree != nil {
+			dir = tree.dir // a bundled skill's copy
+		}
+		root, err := os.OpenRoot(dir)
 		if err != nil {
 			return nil, fmt.Errorf("open skill %s: %w", skill, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -189,7 +190,7 @@ func (s *Server) swap(ws *workspace.Workspace) {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
 	tools := s.toolSet(ws)
-	gen := &generation{ws: ws, trees: skillTrees(ws, s.log), tools: tools}
+	gen := &generation{ws: ws, trees: skillTrees(ws, s.bundledDir(), s.log), tools: tools}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -441,4 +442,13 @@ func errorResult(code, msg string) *sdkmcp.CallToolResult {
 		Content:           []sdkmcp.Content{&sdkmcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 	}
+}
+
+// bundledDir is where bundled skills' SKILL.md are copied to be served
+// as files: $AGENT_HOME/state/bundled, "" without a home.
+func (s *Server) bundledDir() string {
+	if s.opts.Home == "" {
+		return ""
+	}
+	return filepath.Join(s.opts.Home, "state", "bundled")
 }

@@ -1,14 +1,18 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentskills/agent/internal/atomicfile"
 	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/internal/workspace"
 )
@@ -66,10 +71,15 @@ type skillTree struct {
 }
 
 // skillTrees walks each active skill's folder once per generation.
-func skillTrees(ws *workspace.Workspace, log *slog.Logger) map[string]*skillTree {
+func skillTrees(ws *workspace.Workspace, bundledDir string, log *slog.Logger) map[string]*skillTree {
 	out := map[string]*skillTree{}
 	for _, as := range ws.Active {
 		dir := as.Entry.Path
+		if dir == "" && workspace.IsBundled(as.Entry) {
+			// A bundled skill's SKILL.md is embedded: served from a copy,
+			// so that it is listed and read like any other skill's.
+			dir = bundledCopy(bundledDir, as.Entry.Canonical, log)
+		}
 		if dir == "" || !workspace.DirExists(dir) {
 			continue
 		}
@@ -135,7 +145,11 @@ func (s *Server) catalog(gen *generation) *skillCatalog {
 			if tree == nil {
 				continue
 			}
-			e, err := skillEntryOf(tree, func() (map[string]string, error) { return store.FileDigests(as.Entry) })
+			digests := func() (map[string]string, error) { return store.FileDigests(as.Entry) }
+			if workspace.IsBundled(as.Entry) {
+				digests = func() (map[string]string, error) { return hashFiles(tree) }
+			}
+			e, err := skillEntryOf(tree, digests)
 			if err != nil {
 				s.log.Warn("skill is not served through the skills extension (its files stay readable as resources)", "skill", tree.name, "reason", err.Error())
 				continue
@@ -439,4 +453,48 @@ func paginate[T any](items []T, cursor string, size int, key func(T) string) (pa
 		next = base64.RawURLEncoding.EncodeToString([]byte(key(items[end-1])))
 	}
 	return page, next, nil
+}
+
+// bundledCopy writes the embedded SKILL.md of a bundled skill under
+// parent (rewritten when it differs) and returns its folder; "" when
+// parent is "" or the copy fails.
+func bundledCopy(parent, canonical string, log *slog.Logger) string {
+	data, ok := workspace.BundledFile(canonical)
+	if parent == "" || !ok {
+		return ""
+	}
+	dir := filepath.Join(parent, canonical)
+	file := filepath.Join(dir, "SKILL.md")
+	if old, err := os.ReadFile(file); err == nil && bytes.Equal(old, data) {
+		return dir
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		log.Warn("bundled skill is not served as a skill", "skill", canonical, "reason", err.Error())
+		return ""
+	}
+	if err := atomicfile.Write(file, data, 0o644); err != nil {
+		log.Warn("bundled skill is not served as a skill", "skill", canonical, "reason", err.Error())
+		return ""
+	}
+	return dir
+}
+
+// hashFiles is the sha256 of each file of a tree with no integrity
+// record (a bundled skill's copy).
+func hashFiles(tree *skillTree) (map[string]string, error) {
+	root, err := os.OpenRoot(tree.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	out := make(map[string]string, len(tree.files))
+	for _, rel := range tree.files {
+		b, err := root.ReadFile(rel)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		out[rel] = hex.EncodeToString(sum[:])
+	}
+	return out, nil
 }

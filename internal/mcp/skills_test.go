@@ -129,7 +129,7 @@ func TestSkillsClient(t *testing.T) {
 	for _, s := range r.Skills {
 		uris = append(uris, s.URI)
 	}
-	if want := []string{"skill://notes/SKILL.md", "skill://probe/SKILL.md"}; !slices.Equal(uris, want) {
+	if want := []string{"skill://notes/SKILL.md", "skill://probe/SKILL.md", "skill://skill-authoring/SKILL.md"}; !slices.Equal(uris, want) {
 		t.Fatalf("skills = %v, want %v", uris, want)
 	}
 	for _, s := range r.Skills {
@@ -141,6 +141,9 @@ func TestSkillsClient(t *testing.T) {
 			t.Errorf("%s: frontmatter = %v", name, s.Frontmatter)
 		}
 		dir := filepath.Join(home, "skills", name)
+		if name == "skill-authoring" { // bundled: served from its copy
+			dir = filepath.Join(home, "state", "bundled", name)
+		}
 		var onDisk []string
 		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 			if d != nil && d.IsDir() && d.Name() == "__pycache__" {

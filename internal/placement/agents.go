@@ -156,6 +156,9 @@ var aliases = map[string]string{
 	"kiro": "kiro-cli", "qwen": "qwen-code", "factory": "droid",
 }
 
+// ByName is the agent of that name or alias (claude is claude-code).
+func ByName(n string) (Agent, bool) { return byName(strings.ToLower(n)) }
+
 func byName(n string) (Agent, bool) {
 	if a, ok := aliases[n]; ok {
 		n = a

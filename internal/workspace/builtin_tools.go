@@ -13,7 +13,7 @@ import (
 var UseSkillInfo = sdk.ToolInfo{
 	Name:        UseSkillTool,
 	Description: "Load a skill's full instructions (its SKILL.md body) before using it. Call this when a task matches a skill's description.",
-	InputSchema: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"the skill's name"},"args":{"type":["array","string"],"items":{"type":"string"},"description":"arguments substituted for $ARGUMENTS, $ARGUMENTS[N] and $N in the instructions"}},"required":["skill"]}`),
+	InputSchema: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"the skill's name"},"args":{"type":"array","items":{"type":"string"},"description":"arguments substituted for $ARGUMENTS, $ARGUMENTS[N] and $N in the instructions (one string split on spaces is accepted too)"}},"required":["skill"]}`),
 }
 
 // ScriptToolInfos describes script_list, script_help and script_run in

@@ -133,3 +133,10 @@ func DirExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
 }
+
+// BundledFile is the embedded SKILL.md of a bundled skill, for a front end
+// that serves skills' files (a bundled skill has no folder of its own).
+func BundledFile(canonical string) ([]byte, bool) { return bundled.File(canonical) }
+
+// IsBundled reports whether e ships inside the binary.
+func IsBundled(e registry.Entry) bool { return e.Source == registry.SourceBundled }

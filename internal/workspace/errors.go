@@ -19,7 +19,22 @@ const (
 	CodePluginTampered = "plugin_tampered"
 	CodePluginStart    = "plugin_start_failed"
 	CodeHostError      = "host_error"
+	// CodePluginBuildFailed: a linked skill's plugin no longer compiles.
+	CodePluginBuildFailed = "plugin_build_failed"
 )
+
+// ErrPluginBuild marks a Config.Relink error from a plugin that did not
+// compile (BuildFailed), since this package does not import the builder.
+var ErrPluginBuild = errors.New("plugin build failed")
+
+type buildError struct{ err error }
+
+func (e *buildError) Error() string   { return e.err.Error() }
+func (e *buildError) Unwrap() []error { return []error{ErrPluginBuild, e.err} }
+
+// BuildFailed marks err, a failed plugin build, as ErrPluginBuild with its
+// message unchanged.
+func BuildFailed(err error) error { return &buildError{err: err} }
 
 // Sentinel errors of tool resolution (see Workspace.Resolve).
 var (
@@ -69,6 +84,32 @@ var _ error = (*kindError)(nil)
 func (e *kindError) Error() string { return e.msg }
 func (e *kindError) Unwrap() error { return e.kind }
 
+// unresolvedFailed is the coded failure (failedError) of the skill a
+// tool that did not resolve belongs to: the named skill, any for a tool
+// of every skill's (the script tools, use_skill), or the skill whose
+// recorded tools hold it.
+func (ws *Workspace) unresolvedFailed(bare, wantSkill string) *sdk.Error {
+	if wantSkill != "" {
+		return ws.failedError(wantSkill)
+	}
+	switch bare {
+	case "script_list", "script_help", "script_run", UseSkillTool:
+		return ws.failedCoded()
+	}
+	for _, e := range ws.All {
+		fe := ws.failedError(e.Canonical)
+		if fe == nil {
+			continue
+		}
+		for _, t := range e.Tools {
+			if t.Name == bare {
+				return fe
+			}
+		}
+	}
+	return nil
+}
+
 // unresolved explains why a tool name did not resolve: which installed
 // skill has it and how to activate that skill. It matches ErrToolNotActive
 // or ErrUnknownTool, or is an *sdk.Error for an untrusted skill.
@@ -79,6 +120,9 @@ func (ws *Workspace) unresolved(name string) error {
 		if c, err := manifest.Canonical(skill); err == nil {
 			wantSkill = c
 		}
+	}
+	if fe := ws.unresolvedFailed(bare, wantSkill); fe != nil {
+		return fe
 	}
 	// An active skill that is untrusted has no runnable tools: say so, with
 	// the fix, rather than that the tool does not exist.

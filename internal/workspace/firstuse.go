@@ -85,6 +85,9 @@ func (ws *Workspace) beforeInvoke(ctx context.Context, t *ToolRef, args json.Raw
 		}
 		as := ws.Skill(in.SkillName)
 		if as == nil {
+			if fe := ws.failedError(in.SkillName); fe != nil {
+				return fe
+			}
 			return nil // the plugin reports not_found
 		}
 		return ws.checkSkill(as, true)

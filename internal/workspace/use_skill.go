@@ -105,6 +105,9 @@ func decodeSkillArgs(raw json.RawMessage) ([]string, error) {
 }
 
 func skillNotActive(ws *Workspace, name string) *sdk.Error {
+	if fe := ws.failedError(name); fe != nil {
+		return fe
+	}
 	var active []string
 	for _, as := range ws.Active {
 		if !as.Manifest.DisableModelInvocation {

@@ -82,3 +82,33 @@ func TestUseSkill(t *testing.T) {
 func fixtureEntry(name string) registry.Entry {
 	return registry.Entry{Name: name, Canonical: name, Trusted: true, Origin: registry.Origin{Source: "git", CommitSHA: strings.Repeat("a", 40)}}
 }
+
+// TestUseSkillSchemaPortable: every type in use_skill's input schema is
+// one type, not a list of them, which the MCP inspector flags as less
+// portable (issue 35); a single string for args is still accepted.
+func TestUseSkillSchemaPortable(t *testing.T) {
+	t.Parallel()
+	var walk func(at string, v any)
+	walk = func(at string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if typ, ok := v["type"]; ok {
+				if _, one := typ.(string); !one {
+					t.Errorf("%s: type %v is not one type", at, typ)
+				}
+			}
+			for k, c := range v {
+				walk(at+"/"+k, c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(at, c)
+			}
+		}
+	}
+	var schema any
+	if err := json.Unmarshal(UseSkillInfo.InputSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	walk("use_skill", schema)
+}

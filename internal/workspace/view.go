@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,6 +38,10 @@ type SkillState struct {
 	// Output is what follows Detail's line in the error, such as go
 	// build's compiler output when a linked skill's plugin did not build.
 	Output string
+	// Code is the error code a call into a skill that failed to load
+	// gets, where the failure has one of its own (CodeSkillTampered,
+	// CodePluginBuildFailed); "" otherwise.
+	Code string
 }
 
 // View is every known skill with its state. Building it reads each
@@ -94,6 +99,9 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 			if err != nil {
 				st.Reason, st.Detail = ReasonLoadFailed, oneLine(err, "")
 				st.Output = rest(err.Error())
+				if errors.Is(err, ErrPluginBuild) {
+					st.Code = CodePluginBuildFailed
+				}
 				v.Skills = append(v.Skills, st)
 				continue
 			}
@@ -110,6 +118,9 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 		switch {
 		case err != nil:
 			st.Reason, st.Detail = ReasonLoadFailed, oneLine(err, e.Path)
+			if errors.Is(err, registry.ErrModified) {
+				st.Code = CodeSkillTampered
+			}
 		case hasCompat(m) && manifest.CheckCompatibility(m, cfg.AgentVersion) != nil:
 			st.Manifest = m
 			st.Reason, st.Detail = ReasonIncompatible, oneLine(manifest.CheckCompatibility(m, cfg.AgentVersion), e.Path)

@@ -75,6 +75,8 @@ type LoadFailure struct {
 	Name      string
 	Canonical string
 	Reason    string // one line
+	Code      string // SkillState.Code
+	Output    string // SkillState.Output
 }
 
 // ToolRef is one tool in the index.
@@ -108,6 +110,7 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 		e := st.Entry
 		if st.Selected && !st.Active {
 			ws.fail(e, st.Detail, st.Output)
+			ws.Failed[len(ws.Failed)-1].Code = st.Code
 		}
 		if !st.Active {
 			continue
@@ -164,7 +167,7 @@ func New(cfg Config, all []registry.Entry, active []*ActiveSkill) (*Workspace, e
 // build's) follows the reason in the warning, so that the user sees what
 // to fix without another command.
 func (ws *Workspace) fail(e registry.Entry, reason, output string) {
-	ws.Failed = append(ws.Failed, LoadFailure{Name: e.Name, Canonical: e.Canonical, Reason: reason})
+	ws.Failed = append(ws.Failed, LoadFailure{Name: e.Name, Canonical: e.Canonical, Reason: reason, Output: output})
 	msg := fmt.Sprintf("skill %s failed to load: %s", e.Name, reason)
 	if output != "" {
 		msg += "\n" + output
@@ -180,6 +183,42 @@ func (ws *Workspace) failure(canonical string) (LoadFailure, bool) {
 		}
 	}
 	return LoadFailure{}, false
+}
+
+// failedError is the error of a call into a selected skill that did not
+// load for a reason with a code of its own (a SKILL.md changed after
+// install, a linked plugin that no longer compiles): that code on every
+// use, with the reason and the start of any build output, rather than
+// unknown_tool or "not active". nil for any other skill.
+func (ws *Workspace) failedError(skill string) *sdk.Error {
+	canon, err := manifest.Canonical(skill)
+	if err != nil {
+		return nil
+	}
+	f, ok := ws.failure(canon)
+	if !ok || f.Code == "" {
+		return nil
+	}
+	msg := fmt.Sprintf("skill %s is not used: %s", f.Canonical, f.Reason)
+	if f.Output != "" {
+		lines := strings.Split(f.Output, "\n")
+		if len(lines) > 5 {
+			lines = append(lines[:5], "...")
+		}
+		msg += "\n" + strings.Join(lines, "\n")
+	}
+	return sdk.Errorf(f.Code, "%s", msg)
+}
+
+// failedCoded is the first selected skill that failed with a code, for a
+// call that names no skill (script_list).
+func (ws *Workspace) failedCoded() *sdk.Error {
+	for _, f := range ws.Failed {
+		if f.Code != "" {
+			return ws.failedError(f.Canonical)
+		}
+	}
+	return nil
 }
 
 // shortReason is the first line of an error, enough to say why a skill did

@@ -499,6 +499,21 @@ func (d *Discovery) Duplicates() map[string][]string {
 }
 
 func (d *Discovery) noSkill(source string) error {
+	// The walk has listed every folder by now: a SKILL.md in another case
+	// is named with its rename, since no reader (Claude Code included)
+	// looks for it.
+	var hints []string
+	for dir, ents := range d.listings {
+		for _, e := range ents {
+			if !e.IsDir() && manifest.IsOtherCase(e.Name()) {
+				hints = append(hints, manifest.RenameHint(path.Join(dir, e.Name())))
+			}
+		}
+	}
+	if len(hints) > 0 {
+		sort.Strings(hints)
+		return fmt.Errorf("%w in %s: %s", ErrNoSkill, source, strings.Join(hints, "; "))
+	}
 	return fmt.Errorf("%w in %s: looked at %s; a skill needs a SKILL.md in one of those places", ErrNoSkill, source, strings.Join(SearchOrder, ", "))
 }
 

@@ -328,3 +328,32 @@ func BenchmarkDiscover(b *testing.B) {
 		})
 	}
 }
+
+// TestDiscoverOtherCase: a Skill.md is found by no reader, so the error
+// names it with the rename to make rather than "no SKILL.md".
+func TestDiscoverOtherCase(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		fsys fstest.MapFS
+		sel  []string
+		want string
+	}{
+		{name: "root", fsys: fstest.MapFS{"Skill.md": skillFile("a")}, want: "rename it to SKILL.md (git mv Skill.md SKILL.md)"},
+		{name: "nested", fsys: fstest.MapFS{"skills/a/SKILL.MD": skillFile("a")}, want: "skills/a/SKILL.MD is named in the wrong case; rename it to SKILL.md (git mv skills/a/SKILL.MD skills/a/SKILL.md)"},
+		{name: "selected", fsys: fstest.MapFS{"x/Skill.md": skillFile("x")}, sel: []string{"x"}, want: "git mv x/Skill.md x/SKILL.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := Discover(tt.fsys, "repo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = d.Select(tt.sel, len(tt.sel) == 0, "example/repo")
+			if !errors.Is(err, ErrNoSkill) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Select = %v; want ErrNoSkill naming %q", err, tt.want)
+			}
+		})
+	}
+}

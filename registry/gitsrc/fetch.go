@@ -145,7 +145,7 @@ func (g *GoGit) fetchLocal(p string, req FetchRequest) (*Snapshot, error) {
 	} else if _, err := os.Stat(filepath.Join(p, "HEAD")); err != nil {
 		// A skill folder being written, not yet committed: add installs
 		// a commit, link uses a folder as it is.
-		return nil, fmt.Errorf("fetch %s: %w: %s is a folder but not a git repository; add installs a commit, so run 'git init && git add -A && git commit -m init' in it first, or use it in place with 'agent skill link %s'", req.URL, ErrRepoNotFound, p, req.URL)
+		return nil, fmt.Errorf("fetch %s: %w: %s is a folder but not a git repository; add installs a commit, so run 'git init && git add -A && git commit -m init' in it first, or use it in place with 'agent skill link %s'", req.URL, ErrRepoNotFound, p, p)
 	}
 	st := newStorage(gitDir)
 	repo, err := git.Open(st, nil)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strings"
 )
 
 // FindName is the one rule for which file of a folder is its manifest:
@@ -26,6 +27,20 @@ func FindName(has func(name string) bool) string {
 
 // IsName reports whether a file name is one of the manifest's names.
 func IsName(name string) bool { return name == ManifestFile || name == LowerManifestFile }
+
+// IsOtherCase reports whether a file name is SKILL.md in a case that no
+// reader looks for (Skill.md): an author's slip that deserves the rename,
+// not "no SKILL.md".
+func IsOtherCase(name string) bool {
+	return strings.EqualFold(name, ManifestFile) && !IsName(name)
+}
+
+// RenameHint is the advice for a manifest found as file (IsOtherCase),
+// a path ending in its name.
+func RenameHint(file string) string {
+	to := sibling(file, ManifestFile)
+	return fmt.Sprintf("%s is named in the wrong case; rename it to %s (git mv %s %s)", file, ManifestFile, file, to)
+}
 
 // FindFile is the path in fsys of the manifest of the folder dir
 // (FindName); dir/SKILL.md when there is none, so that Read says so.
@@ -49,7 +64,15 @@ func Read(fsys fs.FS, name, file string) ([]byte, error) {
 	fi, err := fs.Lstat(fsys, name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &ManifestError{Problems: []Problem{{File: file, Message: "no SKILL.md here; a skill folder needs a SKILL.md with YAML front matter (name, description)"}}}
+			msg := "no SKILL.md here; a skill folder needs a SKILL.md with YAML front matter (name, description)"
+			if ents, rerr := fs.ReadDir(fsys, path.Dir(name)); rerr == nil {
+				for _, e := range ents {
+					if IsOtherCase(e.Name()) {
+						msg = "no SKILL.md here; " + RenameHint(sibling(file, e.Name()))
+					}
+				}
+			}
+			return nil, &ManifestError{Problems: []Problem{{File: file, Message: msg}}}
 		}
 		return nil, err
 	}
@@ -75,6 +98,15 @@ func Read(fsys fs.FS, name, file string) ([]byte, error) {
 		return nil, &ManifestError{Problems: []Problem{{File: file, Message: fmt.Sprintf("SKILL.md is larger than %d bytes; move long material to references/", MaxManifestSize)}}}
 	}
 	return data, nil
+}
+
+// sibling replaces the manifest's name at the end of file with name,
+// keeping file's separators; file is its folder's manifest path.
+func sibling(file, name string) string {
+	if len(file) < len(ManifestFile) || !strings.EqualFold(file[len(file)-len(ManifestFile):], ManifestFile) {
+		return name
+	}
+	return file[:len(file)-len(ManifestFile)] + name
 }
 
 func notRegular(file string) error {

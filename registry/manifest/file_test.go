@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -30,5 +32,16 @@ func TestFindFile(t *testing.T) {
 		if IsName(name) != want {
 			t.Errorf("IsName(%q) = %v", name, !want)
 		}
+	}
+}
+
+// TestReadOtherCase: validate and link on a folder whose manifest is
+// Skill.md name the file and the rename.
+func TestReadOtherCase(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{"s/Skill.md": {Data: []byte("---\nname: s\ndescription: d\n---\n")}}
+	_, err := Read(fsys, FindFile(fsys, "s"), "s/SKILL.md")
+	if !errors.Is(err, ErrInvalidManifest) || !strings.Contains(err.Error(), "Skill.md is named in the wrong case; rename it to SKILL.md") {
+		t.Fatalf("Read = %v; want the rename named", err)
 	}
 }

@@ -234,10 +234,9 @@ func (p *parser) recoverf(line int, format string, args ...any) {
 }
 
 func (p *parser) parse(data []byte) *Manifest {
-	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
-		p.errorf(1, "SKILL.md starts with a UTF-8 byte order mark (BOM); save it as UTF-8 without BOM")
-		return nil
-	}
+	// Editors on Windows save a BOM and Claude Code skips it (SPEC §3);
+	// the hash still covers the file as written.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(data) {
 		line := 1 + bytes.Count(data[:firstInvalidUTF8(data)], []byte("\n"))
 		p.errorf(line, "SKILL.md is not valid UTF-8; save it as UTF-8")

@@ -141,7 +141,8 @@ func TestParseManifestProblems(t *testing.T) {
 	}{
 		{name: "no front matter", src: "# hello\n\nSays hi.\n", wantWarn: []string{"1:no YAML front matter", "1:no 'name' given", "1:first paragraph of the body (line 3)"}},
 		{name: "empty file", src: "", wantErr: []string{"1:neither a description nor a body"}},
-		{name: "bom", src: "\ufeff---\nname: a\ndescription: b\n---\n", wantErr: []string{"1:byte order mark"}},
+		{name: "bom skipped", src: "\ufeff---\nname: a\ndescription: b\n---\n"},
+		{name: "bom without front matter", src: "\ufeffSays hi.\n", wantWarn: []string{"1:no YAML front matter", "1:no 'name' given", "1:first paragraph of the body (line 1)"}},
 		{name: "unclosed", src: "---\nname: a\n", wantErr: []string{"1:never closed"}},
 		{name: "invalid yaml", src: "---\nname: a\npermissions:\n  env: b: c\n---\n", wantErr: []string{"4:invalid YAML"}},
 		{name: "unquoted colon", src: "---\nname: a\ndescription: b: c\n---\n", wantWarn: []string{`3:read as the text "b: c"`}},

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/mcp"
 	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
@@ -89,6 +90,8 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 			A skill runs code on your machine. --trust records that you trust it,
 			so that AGENT_SKILLS=all activates it. Without --trust you are asked on
 			a terminal; elsewhere pass --yes to install it untrusted.
+
+			Guide: docs/commands.md; other agents: docs/mcp.md.
 		`),
 		Example: dedent(`
 			# the highest 1.x tag, trusted
@@ -268,6 +271,10 @@ func addRun(ctx context.Context, opts *addOptions) error {
 				continue
 			}
 			placed = append(placed, pe)
+			if len(placedCopies(pe)) > 0 {
+				// Read-only copies defeat rm -rf as a normal user.
+				fmt.Fprintf(opts.IO.ErrOut, "  the placed copies are read-only: 'agent skill remove %s' removes them with the install\n", pe.Canonical)
+			}
 		}
 		if rerr := registerMCPForPlaced(opts.IO.ErrOut, opts.RegisterMCP, agents, placed); rerr != nil {
 			err = errors.Join(err, rerr)
@@ -310,6 +317,9 @@ func registerMCPForPlaced(errOut io.Writer, register func(client string) (string
 			fmt.Fprintf(errOut, "Registered the MCP server \"agent\" (AGENT_SKILLS=all) in %s, so that %s reaches the tools of %s\n", path, a.Display, names)
 		default:
 			fmt.Fprintf(errOut, "%s already registers an MCP server \"agent\"; left as it is: for %s to reach the tools of %s, its AGENT_SKILLS must include them\n", path, a.Display, names)
+		}
+		if step := mcp.NextStep(a.MCP, ""); err == nil && step != "" {
+			fmt.Fprintf(errOut, "next: %s\n", step)
 		}
 	}
 	return errs

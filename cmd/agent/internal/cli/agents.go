@@ -31,6 +31,8 @@ func newCmdAgents(f *Factory, runF func(context.Context, *agentsOptions) error) 
 			a skill twice. Folders in brackets (+...) the agent reads for
 			compatibility with other agents: a copy there does not stand in for
 			one in its own folder.
+
+			Guide: docs/mcp.md.
 		`),
 		Example: dedent(`
 			$ agent skill agents

@@ -45,6 +45,8 @@ func newCmdCheck(f *Factory, runF func(context.Context, *checkOptions) error) *c
 			skill that AGENT_SKILLS selects cannot be used (it failed to load or
 			is incompatible), so check works as a health check. 'agent --check'
 			is the same command.
+
+			Guide: docs/security.md.
 		`),
 		Example: dedent(`
 			$ AGENT_SKILLS=all agent check
@@ -214,7 +216,18 @@ func buildCheck(v *workspace.View) checkJSON {
 			}
 		}
 	}
-	if h := activateHint(v); h != "" {
+	// A selected skill that failed needs its fix, not the advice to
+	// enable some other skill.
+	failedSelected := false
+	for _, s := range v.Skills {
+		if s.Selected && (s.Reason == workspace.ReasonLoadFailed || s.Reason == workspace.ReasonIncompatible) {
+			failedSelected = true
+			if s.Code == workspace.CodePluginBuildFailed {
+				r.Hints = append(r.Hints, fmt.Sprintf("Fix the compile errors of %s shown above: a linked skill is rebuilt on its next use, and 'agent check' tries again.", s.Entry.Canonical))
+			}
+		}
+	}
+	if h := activateHint(v); h != "" && !failedSelected {
 		r.Hints = append(r.Hints, h)
 	}
 	if len(untrusted) > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/jsontext"
+	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
@@ -221,6 +222,14 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 		}
 		t.flush()
 	}
+	if placed := placedCopies(e); len(placed) > 0 {
+		fmt.Fprintf(w, "\nplaced (read-only copies; 'agent skill remove %s' removes them with the install):\n", e.Canonical)
+		t := newTable(w)
+		for _, p := range placed {
+			t.row("  "+p[0], p[1])
+		}
+		t.flush()
+	}
 	if len(info.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")
 		for _, msg := range info.Warnings {
@@ -228,6 +237,23 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 		}
 	}
 	return nil
+}
+
+// placedCopies are e's placements that hold a copy (or link): the folder
+// and the agents it serves.
+func placedCopies(e registry.Entry) [][2]string {
+	var out [][2]string
+	for _, p := range e.Placements {
+		if p.Placed == "" {
+			continue
+		}
+		what := "for " + strings.Join(p.Agents, ", ")
+		if p.Link {
+			what += " (a link)"
+		}
+		out = append(out, [2]string{placement.Path(e, p), what})
+	}
+	return out
 }
 
 // manifestFields lists the SKILL.md fields that are set, in a fixed order.

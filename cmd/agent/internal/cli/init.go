@@ -46,6 +46,8 @@ func newCmdInit(f *Factory, runF func(context.Context, *initOptions) error) *cob
 
 			Commit the folder to a git repository, then 'agent skill add' it,
 			or 'agent skill link' it while you work on it.
+
+			Guide: docs/writing-skills.md.
 		`),
 		Example: dedent(`
 			$ agent skill init my-skill --plugin --script

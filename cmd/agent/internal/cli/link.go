@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 
@@ -32,6 +35,8 @@ func newCmdLink(f *Factory, runF func(context.Context, *linkOptions) error) *cob
 			again, whenever a file in the folder changed since: the edit loop is
 			edit, then call. Linking again rebuilds at once. 'agent skill remove'
 			unregisters it and leaves the folder alone.
+
+			Guide: docs/writing-skills.md.
 		`),
 		Example: dedent(`
 			$ agent skill init greeter --plugin
@@ -81,5 +86,9 @@ func (f *Factory) relink(ctx context.Context, e registry.Entry) (registry.Entry,
 	if err != nil {
 		return e, err
 	}
-	return inst.Relink(ctx, store, e, Version)
+	fresh, err := inst.Relink(ctx, store, e, Version)
+	if errors.Is(err, plugbuild.ErrBuild) {
+		err = workspace.BuildFailed(err)
+	}
+	return fresh, err
 }

@@ -32,6 +32,8 @@ func newCmdLock(f *Factory, runF func(context.Context, *lockOptions) error) *cob
 			set rewrites the same bytes and a change diffs as one entry. Commit
 			the lock next to your project; agent skill sync installs exactly it
 			on another machine.
+
+			Guide: docs/teams.md.
 		`),
 		Example: dedent(`
 			$ agent skill lock

@@ -7,13 +7,17 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/mcp"
+	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/internal/telemetry"
 	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/registry"
 )
 
 type mcpOptions struct {
@@ -59,13 +63,20 @@ func newCmdMCP(f *Factory, runF func(context.Context, *mcpOptions) error) *cobra
 			next call.
 
 			'agent mcp config <client>' prints the snippet that registers the
-			server in claude, cursor, vscode or codex.
+			server in claude-code, codex, cursor, gemini-cli or vscode.
+
+			An MCP client starts the server with an environment of its own, not
+			your shell's: AGENT_SKILLS must be in the client's entry for it
+			('mcp config' copies yours). Unset means no skills, as in the CLI;
+			the server then says on stderr which skills are off and why.
+
+			Guide: docs/mcp.md.
 		`),
 		Example: dedent(`
 			$ AGENT_SKILLS=all agent mcp
 			$ AGENT_SKILLS=all agent mcp --lazy
 			$ agent mcp --http 127.0.0.1:8765
-			$ AGENT_SKILLS=all agent mcp config claude > .mcp.json
+			$ AGENT_SKILLS=all agent mcp config claude-code > .mcp.json
 		`),
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -112,6 +123,7 @@ func mcpRun(ctx context.Context, opts *mcpOptions) error {
 		}
 		defer metrics.Shutdown(context.WithoutCancel(ctx))
 	}
+	var firstLoad sync.Once
 	srv, err := mcp.New(ctx, mcp.Options{
 		Load: func(ctx context.Context) (*workspace.Workspace, error) {
 			wc, err := f.WorkspaceConfig()
@@ -122,7 +134,17 @@ func mcpRun(ctx context.Context, opts *mcpOptions) error {
 				wc.Observer = workspace.Observers(wc.Observer, mcp.CallMetrics(metrics))
 				wc.PluginStarted = metrics.PluginStarted
 			}
-			return workspace.Load(ctx, wc)
+			ws, err := workspace.Load(ctx, wc)
+			if err == nil && len(ws.Active) == 0 {
+				// An empty tools/list with rc 0 tells a user nothing, and
+				// the client's log is where they look: say why, once.
+				firstLoad.Do(func() {
+					if v, verr := f.view(ctx, workspace.Every); verr == nil {
+						fmt.Fprint(opts.IO.ErrOut, noActiveHint(v))
+					}
+				})
+			}
+			return ws, err
 		},
 		Home:        cfg.Home,
 		Lazy:        opts.Lazy,
@@ -180,6 +202,44 @@ func mcpRun(ctx context.Context, opts *mcpOptions) error {
 	})
 }
 
+// noActiveHint is what `agent mcp` says on stderr when it serves no
+// skill: the installed skills and why each is off, and that the client,
+// not the user's shell, gives the server its environment.
+func noActiveHint(v *workspace.View) string {
+	var b strings.Builder
+	spec := v.Spec
+	if strings.TrimSpace(spec) == "" {
+		spec = "(not set)"
+	}
+	fmt.Fprintf(&b, "agent mcp: no skill is active, so the client gets no skill tools (AGENT_SKILLS=%s in this server's environment).\n", spec)
+	b.WriteString("  An MCP client starts its servers with an environment of its own, not your shell's: set AGENT_SKILLS (and AGENT_HOME) in the client's entry for this server; 'agent mcp config <client> --write' writes the ones of your shell.\n")
+	var off []string
+	for _, s := range v.Skills {
+		if s.Active || s.Entry.Source == registry.SourceBundled {
+			continue
+		}
+		why := "not in AGENT_SKILLS"
+		switch s.Reason {
+		case workspace.ReasonUntrusted:
+			why = "untrusted; 'agent skill trust " + s.Entry.Canonical + "' trusts it"
+		case workspace.ReasonIncompatible:
+			why = "incompatible with this agent version"
+		case workspace.ReasonLoadFailed:
+			why = "failed to load; 'agent check' says why"
+		}
+		off = append(off, fmt.Sprintf("    %s: %s\n", s.Entry.Canonical, why))
+	}
+	if len(off) == 0 {
+		b.WriteString("  No skill is installed: 'agent skill add <source> --trust' installs one.\n")
+		return b.String()
+	}
+	b.WriteString("  Installed but inactive:\n")
+	for _, l := range off {
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
 func slogLevel(s string) slog.Level {
 	switch s {
 	case "trace", "debug":
@@ -207,26 +267,34 @@ type mcpConfigOptions struct {
 func newCmdMCPConfig(f *Factory, runF func(context.Context, *mcpConfigOptions) error) *cobra.Command {
 	opts := &mcpConfigOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "config <claude|cursor|vscode|codex|gemini>",
+		Use:   "config <claude-code|codex|cursor|gemini-cli|vscode>",
 		Short: "Print the snippet that registers 'agent mcp' in an MCP client",
 		Long: dedent(`
 			Print the configuration that makes an MCP client start this agent
 			binary as the server "agent", with the AGENT_SKILLS and AGENT_HOME of
 			this shell. Where the snippet goes is printed on stderr.
 
-			--write puts it there: the project's .mcp.json (claude; not
+			The clients go by the names of 'agent skill agents' (claude-code,
+			codex, cursor, gemini-cli; github-copilot is vscode); claude and
+			gemini work too.
+
+			--write puts it there: the project's .mcp.json (claude-code; never
 			~/.claude.json, which a running Claude Code rewrites),
-			.cursor/mcp.json, .vscode/mcp.json, .gemini/settings.json (a trusted
-			folder), or ~/.codex/config.toml. Other keys and comments are kept,
-			running it again changes nothing, and the file it replaces is kept
-			as <file>.bak.
+			.cursor/mcp.json, .vscode/mcp.json, .gemini/settings.json, or
+			~/.codex/config.toml. Other keys and comments are kept, running it
+			again changes nothing, and the file it replaces is kept as
+			<file>.bak. It then prints the client's own one-time approval step
+			(Claude Code approves a project server once; Gemini CLI reads
+			project settings only in a trusted folder).
+
+			Guide: docs/mcp.md.
 		`),
 		Example: dedent(`
-			$ AGENT_SKILLS=all agent mcp config claude > .mcp.json
+			$ AGENT_SKILLS=all agent mcp config claude-code > .mcp.json
 			$ agent mcp config codex --lazy >> ~/.codex/config.toml
-			$ AGENT_SKILLS=all agent mcp config gemini --write
+			$ AGENT_SKILLS=all agent mcp config gemini-cli --write
 		`),
-		Args: exactArgs(1, "a client (claude, cursor, vscode, codex or gemini)"),
+		Args: exactArgs(1, "a client (claude-code, codex, cursor, gemini-cli or vscode)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Client = args[0]
 			if runF != nil {
@@ -246,11 +314,15 @@ func mcpConfigRun(_ context.Context, opts *mcpConfigOptions) error {
 	if err != nil {
 		return err
 	}
+	client, err := mcpClientOf(opts.Client)
+	if err != nil {
+		return usageErr(err)
+	}
 	l, err := f.mcpLaunch(cfg, cfg.Skills, opts.Lazy)
 	if err != nil {
 		return err
 	}
-	snippet, where, err := mcp.ClientConfig(opts.Client, l)
+	snippet, where, err := mcp.ClientConfig(client, l)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -259,11 +331,11 @@ func mcpConfigRun(_ context.Context, opts *mcpConfigOptions) error {
 		if err != nil {
 			return err
 		}
-		t, err := mcp.ConfigTargetOf(opts.Client, env.Project, env.Home)
+		t, err := mcp.ConfigTargetOf(client, env.Project, env.Home)
 		if err != nil {
 			return usageErr(err)
 		}
-		changed, backup, err := mcp.WriteConfig(opts.Client, t, l)
+		changed, backup, err := mcp.WriteConfig(client, t, l)
 		if err != nil {
 			return err
 		}
@@ -275,6 +347,9 @@ func mcpConfigRun(_ context.Context, opts *mcpConfigOptions) error {
 		default:
 			fmt.Fprintf(opts.IO.ErrOut, "Registered the server \"agent\" in %s\n", t.Path)
 		}
+		if step := mcp.NextStep(client, env.Project); step != "" {
+			fmt.Fprintf(opts.IO.ErrOut, "next: %s\n", step)
+		}
 	} else {
 		fmt.Fprint(opts.IO.Out, snippet)
 		fmt.Fprintf(opts.IO.ErrOut, "Put this in %s.\n", where)
@@ -283,6 +358,21 @@ func mcpConfigRun(_ context.Context, opts *mcpConfigOptions) error {
 		fmt.Fprintln(opts.IO.ErrOut, "warning: AGENT_SKILLS is not set, so the server would serve no skills; run again with AGENT_SKILLS=all (or the skills to serve)")
 	}
 	return nil
+}
+
+// mcpClientOf is the MCP client a name means: an agent of 'agent skill
+// agents' or its alias (claude-code, claude), or a client's own name
+// (vscode), so that one name works everywhere.
+func mcpClientOf(name string) (string, error) {
+	if a, ok := placement.ByName(name); ok && a.MCP != "" {
+		return a.MCP, nil
+	}
+	for _, c := range mcp.Clients {
+		if strings.EqualFold(name, c) {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("%w %q; choose one of claude-code, codex, cursor, gemini-cli or vscode (github-copilot)", mcp.ErrUnknownClient, name)
 }
 
 // mcpLaunch is how a client starts this binary as the MCP server "agent",
@@ -333,4 +423,23 @@ func (f *Factory) registerPlacedMCP(client string) (path string, wrote bool, err
 	}
 	changed, _, err := mcp.WriteConfig(client, t, l)
 	return t.Path, changed, err
+}
+
+// unregisterPlacedMCP takes out of client's file in project the server
+// registerPlacedMCP wrote, when it is still exactly that entry.
+func (f *Factory) unregisterPlacedMCP(client, project string) (path string, removed bool, err error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return "", false, err
+	}
+	t, err := mcp.ConfigTargetOf(client, project, "")
+	if err != nil {
+		return "", false, err
+	}
+	l, err := f.mcpLaunch(cfg, "all", false)
+	if err != nil {
+		return "", false, err
+	}
+	removed, err = mcp.RemoveServer(client, t, l)
+	return t.Path, removed, err
 }

@@ -30,6 +30,8 @@ func newCmdMirror(f *Factory, runF func(context.Context, *mirrorOptions) error) 
 			installs the same bytes without reaching the git host: for CI fleets
 			and offline teams. Skills whose source is already oci:// are left
 			where they are.
+
+			Guide: docs/teams.md.
 		`),
 		Example: dedent(`
 			$ agent skill mirror skills.lock oci://registry.internal/agent-mirror

@@ -37,6 +37,8 @@ func newCmdPublish(f *Factory, runF func(context.Context, *publishOptions) error
 			Credentials come from the Docker configuration (docker login);
 			plain HTTP is used only for a registry on this machine (localhost,
 			127.0.0.1, ::1).
+
+			Guide: docs/teams.md.
 		`),
 		Example: dedent(`
 			$ agent skill publish ./weather oci://ghcr.io/acme/skills/weather:1.2.0

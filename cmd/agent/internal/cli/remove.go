@@ -3,10 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/placement"
 	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
@@ -18,13 +23,16 @@ type removeOptions struct {
 	Discovery func() workspace.Discovery
 	Config    func() (*Config, error)
 	Placer    placer
+	// Unregister takes `agent mcp` out of a client's project file, as
+	// placing a skill with Go tools put it there (SPEC §19).
+	Unregister func(client, project string) (path string, removed bool, err error)
 
 	Name string
 	Yes  bool
 }
 
 func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) *cobra.Command {
-	opts := &removeOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery, Config: f.Config, Placer: f.placements}
+	opts := &removeOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery, Config: f.Config, Placer: f.placements, Unregister: f.unregisterPlacedMCP}
 	cmd := &cobra.Command{
 		Use:     "remove <name>",
 		Aliases: []string{"rm", "uninstall"},
@@ -111,5 +119,67 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "Removed %s\n", e.Name)
+	if opts.Unregister != nil {
+		unregisterMCP(opts.IO.ErrOut, store, e, opts.Unregister)
+	}
 	return nil
+}
+
+// mcpProjects are the MCP clients and project folders that e's project
+// placements registered `agent mcp` in, when e has Go tools.
+func mcpProjects(e registry.Entry) map[[2]string]bool {
+	out := map[[2]string]bool{}
+	if e.Plugin == nil || len(e.Tools) == 0 {
+		return out
+	}
+	for _, p := range e.Placements {
+		if p.Placed == "" || strings.HasPrefix(p.Folder, "~") {
+			continue
+		}
+		project := strings.TrimSuffix(p.Dir, string(filepath.Separator)+filepath.FromSlash(p.Folder))
+		if project == p.Dir {
+			continue
+		}
+		for _, name := range p.Agents {
+			if a, ok := placement.ByName(name); ok && a.MCP != "" {
+				out[[2]string{a.MCP, project}] = true
+			}
+		}
+	}
+	return out
+}
+
+// unregisterMCP drops the MCP registration that e's placements made once
+// no other placed skill with Go tools needs it there; an entry the user
+// changed is left (mcp.RemoveServer). A failure is a warning: the skill
+// is gone either way.
+func unregisterMCP(errOut io.Writer, store *registry.Store, e registry.Entry, unregister func(client, project string) (string, bool, error)) {
+	gone := mcpProjects(e)
+	if len(gone) == 0 {
+		return
+	}
+	rest, err := store.List()
+	if err != nil {
+		fmt.Fprintf(errOut, "warning: %v\n", err)
+		return
+	}
+	for _, o := range rest {
+		for k := range mcpProjects(o) {
+			delete(gone, k)
+		}
+	}
+	keys := make([][2]string, 0, len(gone))
+	for k := range gone {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+	for _, k := range keys {
+		path, removed, err := unregister(k[0], k[1])
+		switch {
+		case err != nil:
+			fmt.Fprintf(errOut, "warning: %v\n", err)
+		case removed:
+			fmt.Fprintf(errOut, "Removed the MCP server \"agent\" from %s: no placed skill with tools is left there (the previous file is %s.bak)\n", path, path)
+		}
+	}
 }

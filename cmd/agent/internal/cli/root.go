@@ -112,8 +112,29 @@ func unknownCommand(cmd *cobra.Command, name string) error {
 	}
 	if s := manifest.Suggest(name, names); s != "" {
 		msg += fmt.Sprintf("; did you mean '%s %s'?", cmd.CommandPath(), s)
+	} else if other := commandElsewhere(cmd.Root(), name); other != "" {
+		// `agent skill check` for `agent check`: the name is right, the
+		// group is not.
+		msg += fmt.Sprintf("; did you mean '%s'?", other)
 	}
 	return usageErr(fmt.Errorf("%s; see '%s --help'", msg, cmd.CommandPath()))
+}
+
+// commandElsewhere is the path of the command named name anywhere under
+// root, "" when there is none.
+func commandElsewhere(root *cobra.Command, name string) string {
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() {
+			continue
+		}
+		if c.Name() == name || c.HasAlias(name) {
+			return c.CommandPath()
+		}
+		if p := commandElsewhere(c, name); p != "" {
+			return p
+		}
+	}
+	return ""
 }
 
 // exactArgs is cobra.ExactArgs with a usage error and a hint.

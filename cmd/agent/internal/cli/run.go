@@ -65,6 +65,8 @@ func newCmdRun(f *Factory, runF func(context.Context, *runOptions) error) *cobra
 			Events go to stdout as JSON lines when stdout is not a terminal
 			(--events=stdout|none); otherwise a progress view is shown on
 			stderr and the result is printed on stdout.
+
+			Guide: docs/run.md.
 		`),
 		Example: dedent(`
 			$ agent run --model anthropic/claude-sonnet-4-5 "add a README section about config"

@@ -40,6 +40,8 @@ func newCmdSign(f *Factory, runF func(context.Context, *signOptions) error) *cob
 
 			Git sources are signed with git itself (git commit -S, git tag -s,
 			with an SSH or GPG key); agent checks those signatures too.
+
+			Guide: docs/teams.md.
 		`),
 		Example: dedent(`
 			$ agent skill publish ./weather oci://registry.internal/skills/weather:1.2.0

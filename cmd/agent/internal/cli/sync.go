@@ -55,6 +55,8 @@ func newCmdSync(f *Factory, runF func(context.Context, *syncOptions) error) *cob
 			--mirror oci://HOST/PREFIX (or mirrors: in config.yaml) fetches git
 			skills from an OCI mirror that agent skill mirror filled, never from
 			the git host; the h1: check is the same.
+
+			Guide: docs/teams.md.
 		`),
 		Example: dedent(`
 			$ agent skill sync

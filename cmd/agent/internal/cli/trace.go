@@ -43,6 +43,8 @@ func newCmdTrace(f *Factory, runF func(context.Context, *traceOptions) error) *c
 
 			With a trace ID (or the start of one) draws that trace; otherwise the
 			last --last traces, oldest first. --json prints the spans instead.
+
+			Guide: docs/traces.md.
 		`),
 		Example: dedent(`
 			$ export OTEL_TRACES_EXPORTER=file

@@ -46,6 +46,8 @@ func newCmdValidate(f *Factory, runF func(context.Context, *validateOptions) err
 
 			Each problem is printed as file:line: message. Errors make the exit
 			status 1; warnings alone do not. Nothing is built or run.
+
+			Guide: docs/writing-skills.md.
 		`),
 		Example: dedent(`
 			$ agent skill validate ./my-skill

@@ -40,6 +40,8 @@ func newCmdVerify(f *Factory, runF func(context.Context, *verifyOptions) error) 
 			checked too: each copy against the installed files, naming every
 			changed one, and each link against its target. 'agent skill trust
 			<name>' or 'agent skill sync' places a changed copy again.
+
+			Guide: docs/security.md.
 		`),
 		Example: dedent(`
 			$ agent skill verify
