@@ -55,18 +55,11 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 		return nil
 	}
 	pid := cmd.Process.Pid
-	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(pid, &ws, unix.WALL, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return fmt.Errorf("wait for the plugin's exec: %w", err)
-		}
-		break
+	ws, err := waitStop(pid)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return err
 	}
 	if !ws.Stopped() {
 		// It died before running anything (Wait4 reaped it).
@@ -85,7 +78,6 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 			return err
 		}
 	}
-	var err error
 	if atExec != nil {
 		err = atExec(target)
 	}
