@@ -172,7 +172,10 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	if err != nil {
 		return fmt.Errorf("build plugin: %w", err)
 	}
-	args := append([]string{"build", "-modfile=" + modPath, "-mod=mod", "-trimpath"}, platform.BuildFlags()...)
+	// -buildvcs=false: the sandbox lets the build read the skill's
+	// folder only, not a repository's .git above it (git would fail, and
+	// go with it), and the install pins the commit anyway.
+	args := append([]string{"build", "-modfile=" + modPath, "-mod=mod", "-trimpath", "-buildvcs=false"}, platform.BuildFlags()...)
 	cmd := exec.CommandContext(ctx, goBin, append(args, "-o", absOut, "."+string(filepath.Separator)+pkgRel)...)
 	cmd.Dir = root
 	cmd.Env = env

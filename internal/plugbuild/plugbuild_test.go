@@ -111,11 +111,16 @@ func TestBuild(t *testing.T) {
 		// go would fetch a GOPRIVATE module from its repository, past the
 		// proxy directory: the build uses extracted folders instead.
 		{"GOPRIVATE names the SDK", false, "GOPRIVATE=github.com/agentskills/*", time.Hour},
+		// A skill inside a git repository, built without GOFLAGS: go's
+		// VCS stamping would run git on a .git the sandbox keeps out.
+		{"in a git repository", false, "GOFLAGS=", time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			env := env
-			if tc.env != "" {
+			if tc.env == "GOFLAGS=" {
+				env = append(env[:len(env):len(env)], tc.env)
+			} else if tc.env != "" {
 				// A module cache without the SDK, so that nothing but the
 				// build's own arrangement can supply it; the outer cache
 				// serves the other modules as a proxy.
@@ -124,6 +129,11 @@ func TestBuild(t *testing.T) {
 					"GOFLAGS=-modcacherw", "GOSUMDB=off")
 			}
 			skill := newSkill(t, pluginGoMod(t))
+			if tc.env == "GOFLAGS=" {
+				if out, err := exec.Command("git", "init", "-q", skill).CombinedOutput(); err != nil {
+					t.Fatalf("git init: %v %s", err, out)
+				}
+			}
 			before, err := dirhash.HashDir(skill, "", dirhash.Hash1)
 			if err != nil {
 				t.Fatal(err)
