@@ -73,7 +73,12 @@ func startCmd(cmd *exec.Cmd, atExec func(pid int) error) error {
 			if target != 0 {
 				killTraced(target)
 			}
-			_ = unix.Kill(pid, unix.SIGKILL)
+			// A shim whose child's exec failed says why on its socket
+			// (ETXTBSY, which the runner retries from a sealed copy)
+			// and exits: let it.
+			if !(how == sandbox.ShimFork && errors.Is(err, errChildEnded)) {
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
 			_ = cmd.Wait()
 			return err
 		}
@@ -150,14 +155,24 @@ func followShim(pid int, fork bool) (target int, err error) {
 		return child, err
 	}
 	if !ws.Stopped() {
-		return 0, fmt.Errorf("the sandbox shim's child ended before it ran the plugin: %v", ws)
+		return 0, fmt.Errorf("%w: %v", errChildEnded, ws)
 	}
 	sig := 0
 	if s := ws.StopSignal(); s != unix.SIGSTOP {
 		sig = int(s)
 	}
-	return child, untilExec(child, sig)
+	if err := untilExec(child, sig); err != nil {
+		if errors.Is(err, errChildEnded) {
+			return 0, err // reaped as its tracer: nothing to kill
+		}
+		return child, err
+	}
+	return child, nil
 }
+
+// errChildEnded: the process followed to its exec ended first (a failed
+// exec, whose reason its shim reports).
+var errChildEnded = errors.New("the sandbox shim's child ended before it ran the plugin")
 
 // killTraced kills the shim's child, which this thread traces, and
 // takes its exit as its tracer: until then the child stays a traced
@@ -214,7 +229,7 @@ func untilExec(pid, sig int) error {
 		case err != nil:
 			return err
 		case !ws.Stopped():
-			return fmt.Errorf("the sandbox shim ended before it ran the plugin: %v", ws)
+			return fmt.Errorf("%w: %v", errChildEnded, ws)
 		case ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == unix.PTRACE_EVENT_EXEC:
 			return nil
 		}

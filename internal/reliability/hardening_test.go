@@ -30,11 +30,16 @@ func raceCalls() int {
 // a tagged child that inherits (and so holds) the plugin's stdout.
 const holderMark = "holder-sleeper-mark"
 
-var wrapperSkills = map[string]string{
-	"skills/wrapped/SKILL.md": "---\nname: wrapped\ndescription: A #! plugin around crashy.\nplugin:\n  command: run.sh\npermissions:\n  env: [RELIABILITY_*]\n---\nCall work.\n",
-	"skills/wrapped/run.sh":   "#!/bin/sh\nexec \"$RELIABILITY_CRASHY\" \"$@\"\n",
-	"skills/holder/SKILL.md":  "---\nname: holder\ndescription: A #! plugin whose child holds its stdout.\nplugin:\n  command: run.sh\npermissions:\n  env: [RELIABILITY_*]\n---\nCall hang.\n",
-	"skills/holder/run.sh":    "#!/bin/sh\npython3 -c 'import time; time.sleep(600)' " + holderMark + " &\nexec \"$RELIABILITY_CRASHY\" \"$@\"\n",
+func wrapperSkills() map[string]string {
+	// The wrappers exec crashy, outside their folders: they declare its
+	// folder readable (the sandbox grants executing what it may read).
+	perms := "permissions:\n  env: [RELIABILITY_*]\n  fs:\n    read: [" + filepath.Dir(crashyBin) + "]\n"
+	return map[string]string{
+		"skills/wrapped/SKILL.md": "---\nname: wrapped\ndescription: A #! plugin around crashy.\nplugin:\n  command: run.sh\n" + perms + "---\nCall work.\n",
+		"skills/wrapped/run.sh":   "#!/bin/sh\nexec \"$RELIABILITY_CRASHY\" \"$@\"\n",
+		"skills/holder/SKILL.md":  "---\nname: holder\ndescription: A #! plugin whose child holds its stdout.\nplugin:\n  command: run.sh\n" + perms + "---\nCall hang.\n",
+		"skills/holder/run.sh":    "#!/bin/sh\npython3 -c 'import time; time.sleep(600)' " + holderMark + " &\nexec \"$RELIABILITY_CRASHY\" \"$@\"\n",
+	}
 }
 
 // TestReliabilityLaunchRace: a writer swaps an installed plugin for code
@@ -43,7 +48,7 @@ var wrapperSkills = map[string]string{
 // a `#!` plugin. Every call must run the recorded plugin or refuse it as
 // tampered; the swapped code must never run.
 func TestReliabilityLaunchRace(t *testing.T) {
-	repo := newSkillRepo(t, wrapperSkills)
+	repo := newSkillRepo(t, wrapperSkills())
 	home, environ := installed(t, repo, "RELIABILITY_CRASHY="+crashyBin)
 	must(t, environ, "skill", "add", repo.FileURL(), "wrapped", "--trust")
 	es, err := readRegistry(home)
@@ -143,7 +148,7 @@ func TestReliabilityLaunchRace(t *testing.T) {
 // (setsid) or hold the plugin's stdout end with the script or plugin that
 // started them, and a call's deadline holds.
 func TestReliabilityContainment(t *testing.T) {
-	repo := newSkillRepo(t, wrapperSkills)
+	repo := newSkillRepo(t, wrapperSkills())
 	_, environ := installed(t, repo, "RELIABILITY_CRASHY="+crashyBin, "AGENT_SCRIPT_TIMEOUT=2")
 	must(t, environ, "skill", "add", repo.FileURL(), "holder", "--trust")
 	var cases, failed int

