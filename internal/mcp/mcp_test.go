@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentskills/agent/internal/testutil/nspid"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,7 +76,12 @@ func echoPID(t *testing.T, s *session) int {
 	if res.IsError {
 		t.Fatalf("echo failed: %s", text(res))
 	}
-	return int(structured(t, res)["pid"].(float64))
+	inner := int(structured(t, res)["pid"].(float64))
+	pid := nspid.Host(s.cmd.Process.Pid, inner)
+	if pid == 0 {
+		t.Fatalf("no process under agent mcp (%d) sees itself as %d", s.cmd.Process.Pid, inner)
+	}
+	return pid
 }
 
 // TestTools: every active skill's plugin tools, use_skill and the script

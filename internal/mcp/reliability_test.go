@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentskills/agent/internal/testutil/nspid"
 	"net/http"
 	"os"
 	"os/exec"
@@ -113,7 +114,10 @@ func TestReliabilityMCP(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatal(err, res)
 		}
-		pid := int(res.StructuredContent.(map[string]any)["pid"].(float64))
+		pid := nspid.Host(cmd.Process.Pid, int(res.StructuredContent.(map[string]any)["pid"].(float64)))
+		if pid == 0 {
+			t.Fatal("no process under agent mcp runs the plugin that answered")
+		}
 		mark := filepath.Join(t.TempDir(), "mark")
 		go func() {
 			_, _ = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: "slow", Arguments: map[string]any{"millis": 60000, "mark": mark}})
@@ -152,7 +156,10 @@ func TestReliabilityMCP(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatal(err, res)
 		}
-		pid := int(res.StructuredContent.(map[string]any)["pid"].(float64))
+		pid := nspid.Host(cmd.Process.Pid, int(res.StructuredContent.(map[string]any)["pid"].(float64)))
+		if pid == 0 {
+			t.Fatal("no process under agent mcp runs the plugin that answered")
+		}
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}

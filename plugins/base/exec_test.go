@@ -5,6 +5,7 @@ package base
 import (
 	"context"
 	"errors"
+	"github.com/agentskills/agent/internal/testutil/nspid"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,15 +102,27 @@ func TestExecTimeoutKillsGroup(t *testing.T) {
 	t.Parallel()
 	w := newTestWS(t, nil)
 	pidFile := filepath.Join(w.dir, "pid")
-	_, code := w.call("shell_command", map[string]any{"command": "sleep 300 & echo $! > pid; wait", "timeout_ms": 500}, nil)
-	if code != CodeTimeout {
+	codes := make(chan string, 1)
+	go func() {
+		_, code := w.call("shell_command", map[string]any{"command": "sleep 300 & echo $! > pid; wait", "timeout_ms": 2000}, nil)
+		codes <- code
+	}()
+	// The pid written is the sandbox's PID namespace's: find the sleep
+	// here while it runs.
+	pid := 0
+	for i := 0; i < 150 && pid == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+		if data, err := os.ReadFile(pidFile); err == nil && len(data) > 0 && data[len(data)-1] == '\n' {
+			inner, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+			pid = nspid.Host(os.Getpid(), inner, "sleep", "300")
+		}
+	}
+	if pid == 0 {
+		t.Fatal("the grandchild sleep 300 was not found running")
+	}
+	if code := <-codes; code != CodeTimeout {
 		t.Fatalf("code %q, want timeout", code)
 	}
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	for i := 0; i < 100; i++ {
 		if syscall.Kill(pid, 0) != nil {
 			return

@@ -5,6 +5,7 @@ package base
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentskills/agent/internal/testutil/nspid"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -76,7 +77,12 @@ func TestCommandsDieWithThePlugin(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			pid := waitPID(t, pidFile)
+			// The pid the command wrote is its PID namespace's: find
+			// its own here while it runs.
+			pid := nspid.Host(cmd.Process.Pid, waitPID(t, pidFile))
+			if pid == 0 {
+				t.Fatal("the command's child is not running under the plugin")
+			}
 			if tc.helper == "plugin" {
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 			} else {
