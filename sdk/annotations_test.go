@@ -12,6 +12,8 @@ func TestToolOptions(t *testing.T) {
 	type out struct {
 		Text  string   `json:"text"`
 		Items []string `json:"items"`
+		Tags  []string `json:"tags,omitempty"`
+		Note  *string  `json:"note,omitempty"`
 	}
 	f := func(context.Context, struct{}) (out, error) { return out{}, nil }
 	tests := []struct {
@@ -43,6 +45,8 @@ func TestOutputSchema(t *testing.T) {
 	type out struct {
 		Text  string   `json:"text"`
 		Items []string `json:"items"`
+		Tags  []string `json:"tags,omitempty"`
+		Note  *string  `json:"note,omitempty"`
 	}
 	withStruct := NewTool("a", "d", func(context.Context, struct{}) (out, error) { return out{}, nil }).Info()
 	var s struct {
@@ -56,6 +60,12 @@ func TestOutputSchema(t *testing.T) {
 	// encoding/json writes a nil slice as null.
 	if string(s.Properties["items"]) == "" || !json.Valid(s.Properties["items"]) || !strings.Contains(string(s.Properties["items"]), `"null"`) {
 		t.Errorf("items schema %s must accept null", s.Properties["items"])
+	}
+	// With omitempty encoding/json leaves a nil slice or pointer out.
+	for name, want := range map[string]string{"tags": `{"items":{"type":"string"},"type":"array"}`, "note": `{"type":"string"}`} {
+		if got := string(s.Properties[name]); got != want {
+			t.Errorf("%s schema %s, want %s", name, got, want)
+		}
 	}
 	withString := NewTool("b", "d", func(context.Context, struct{}) (string, error) { return "", nil }).Info()
 	if withString.OutputSchema != nil {

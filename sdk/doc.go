@@ -43,7 +43,10 @@
 //     embedded structs are promoted, as encoding/json does;
 //   - a `description:"..."` tag becomes the property's description;
 //   - a field is required unless its json tag has omitempty or omitzero, or
-//     it is a pointer; a pointer field also accepts null;
+//     it is a pointer; a pointer field also accepts null, though with
+//     omitempty or omitzero its schema gives the plain type (a caller
+//     leaves the field out to leave it unset, and clients port a single
+//     type best);
 //   - string, bool, integers (range-checked, unsigned ones >= 0), floats,
 //     slices and arrays, maps with string keys, nested structs and
 //     time.Time (a date-time string) map to the JSON types you would expect;

@@ -19,6 +19,13 @@ import (
 type node struct {
 	typ      string // "string", "number", "integer", "boolean", "array", "object"; "" = any value
 	nullable bool   // pointer fields also accept null
+	// omitNull leaves "null" out of the published type of an omitempty or
+	// omitzero field: omitting it is how a caller leaves it unset, and
+	// encoding/json never writes null there. A type list such as
+	// ["boolean","null"] is what MCP clients port worst (the inspector
+	// warns on it). check still accepts an explicit null, which decodes
+	// to the same unset value.
+	omitNull bool
 	desc     string
 	format   string
 
@@ -177,9 +184,15 @@ func (b *builder) fields(n *node, t reflect.Type, requiredOK bool) error {
 			c.desc = d
 			child = &c
 		}
+		omits := hasOpt(opts, "omitempty") || hasOpt(opts, "omitzero")
+		if omits {
+			c := *child
+			c.omitNull = true
+			child = &c
+		}
 		n.props[name] = child
 		n.order = append(n.order, name)
-		optional := f.Type.Kind() == reflect.Pointer || hasOpt(opts, "omitempty") || hasOpt(opts, "omitzero")
+		optional := f.Type.Kind() == reflect.Pointer || omits
 		if requiredOK && !optional {
 			n.required = append(n.required, name)
 		}
@@ -219,7 +232,7 @@ func (n *node) jsonValue() map[string]any {
 	m := map[string]any{}
 	switch {
 	case n.typ == "":
-	case n.nullable:
+	case n.nullable && !n.omitNull:
 		m["type"] = []string{n.typ, "null"}
 	default:
 		m["type"] = n.typ

@@ -13,7 +13,8 @@ import (
 // modelcontextprotocol/go-sdk uses: the schema a tool publishes resolves
 // there, and both accept and refuse the same arguments, except where the
 // SDK checks the Go type's exact range, which the published schema does not
-// carry.
+// carry, and where it accepts an explicit null for an omitempty pointer,
+// which the published schema leaves out (node.omitNull).
 
 func resolved(t testing.TB, typ reflect.Type) (*node, *jsonschema.Resolved) {
 	t.Helper()
@@ -38,11 +39,14 @@ func TestSchemaAgreesWithJSONSchemaGo(t *testing.T) {
 	for _, tc := range []struct {
 		name, args string
 		rangeOnly  bool // only the Go type's range refuses it
+		nullOnly   bool // only the SDK accepts it: null for an omitempty pointer
 	}{
 		{name: "valid", args: `{"name":"a","language":"fr","times":2,"names":["x"],"opts":{"level":1},"meta":{"k":"v"},"ratio":0.5,"n":3}`},
 		{name: "missing required", args: `{}`},
 		{name: "wrong type", args: `{"name":3}`},
 		{name: "null for non-pointer", args: `{"name":null}`},
+		{name: "null for omitempty pointer", args: `{"name":"a","loud":null}`, nullOnly: true},
+		{name: "omitempty pointer", args: `{"name":"a","loud":false}`},
 		{name: "unknown field", args: `{"name":"a","nmae":"b"}`},
 		{name: "array element", args: `{"name":"a","names":["x",2]}`},
 		{name: "nested missing", args: `{"name":"a","opts":{}}`},
@@ -64,6 +68,12 @@ func TestSchemaAgreesWithJSONSchemaGo(t *testing.T) {
 			if tc.rangeOnly {
 				if ours || !theirs {
 					t.Fatalf("ours accepts=%v, jsonschema-go accepts=%v; want false, true", ours, theirs)
+				}
+				return
+			}
+			if tc.nullOnly {
+				if !ours || theirs {
+					t.Fatalf("ours accepts=%v, jsonschema-go accepts=%v; want true, false", ours, theirs)
 				}
 				return
 			}

@@ -26,6 +26,8 @@ type allKinds struct {
 	Labels   map[string]int    `json:"labels,omitempty"`
 	Inner    inner             `json:"inner"`
 	Opt      *inner            `json:"opt"`
+	Flag     *bool             `json:"flag,omitempty"`
+	Limit    *int              `json:"limit,omitzero"`
 	When     time.Time         `json:"when,omitempty"`
 	Raw      json.RawMessage   `json:"raw,omitempty"`
 	Any      any               `json:"any,omitempty"`
@@ -75,6 +77,8 @@ func TestSchemaFor(t *testing.T) {
 		{name: "map", got: props["labels"], want: `{"additionalProperties":{"type":"integer"},"type":"object"}`},
 		{name: "nested struct", got: props["inner"], want: `{"additionalProperties":false,"properties":{"level":{"description":"how loud","type":"integer"}},"required":["level"],"type":"object"}`},
 		{name: "pointer is nullable", got: props["opt"], want: `{"additionalProperties":false,"properties":{"level":{"description":"how loud","type":"integer"}},"required":["level"],"type":["object","null"]}`},
+		{name: "omitempty pointer is the plain type", got: props["flag"], want: `{"type":"boolean"}`},
+		{name: "omitzero pointer is the plain type", got: props["limit"], want: `{"type":"integer"}`},
 		{name: "time", got: props["when"], want: `{"format":"date-time","type":"string"}`},
 		{name: "raw message is any", got: props["raw"], want: `{}`},
 		{name: "interface is any", got: props["any"], want: `{}`},
@@ -134,6 +138,7 @@ type greetIn struct {
 	Times    int8              `json:"times,omitempty"`
 	Names    []string          `json:"names,omitempty"`
 	Opts     *inner            `json:"opts,omitempty"`
+	Loud     *bool             `json:"loud,omitempty"`
 	Meta     map[string]string `json:"meta,omitempty"`
 	Ratio    float32           `json:"ratio,omitempty"`
 	N        uint              `json:"n,omitempty"`
@@ -153,11 +158,13 @@ func TestValidateArgs(t *testing.T) {
 		{name: "minimal", args: `{"name":"ada"}`},
 		{name: "all fields", args: `{"name":"ada","language":"fr","times":3,"names":["a","b"],"opts":{"level":1},"meta":{"k":"v"},"ratio":1.5,"n":7}`},
 		{name: "null pointer", args: `{"name":"ada","opts":null}`},
+		{name: "null for an omitempty pointer published without null", args: `{"name":"ada","loud":null}`},
+		{name: "omitempty pointer of the wrong type", args: `{"name":"ada","loud":"yes"}`, want: `field "loud": expected boolean, got string`},
 		{name: "empty args is an empty object", args: ``, want: `missing required field "name"`},
 		{name: "missing required", args: `{}`, want: `missing required field "name"`},
 		{name: "wrong type", args: `{"name":3}`, want: `field "name": expected string, got integer`},
 		{name: "null for non-pointer", args: `{"name":null}`, want: `field "name" must not be null`},
-		{name: "unknown field", args: `{"name":"a","nmae":"b"}`, want: `unknown field "nmae" (known fields: language, meta, n, name, names, opts, ratio, times)`},
+		{name: "unknown field", args: `{"name":"a","nmae":"b"}`, want: `unknown field "nmae" (known fields: language, loud, meta, n, name, names, opts, ratio, times)`},
 		{name: "field names are case-sensitive", args: `{"Name":"a"}`, want: `missing required field "name"`},
 		{name: "array element", args: `{"name":"a","names":["x",2]}`, want: `field "names[1]": expected string, got integer`},
 		{name: "nested missing", args: `{"name":"a","opts":{}}`, want: `missing required field "opts.level"`},

@@ -114,6 +114,19 @@ func TestInspector(t *testing.T) {
 				}
 			}
 		})
+		// --strict puts the inspector's schema portability findings (such
+		// as a type list like ["boolean","null"]) into the JSON envelope.
+		t.Run(tr.name+"/schema-lint", func(t *testing.T) {
+			v := runInspector(t, append(tr.target, "--method", "tools/list", "--strict", "--format", "json")...)
+			if _, ok := v["result"].(map[string]any)["tools"].([]any); !ok {
+				t.Fatalf("tools/list --format json = %v", v)
+			}
+			// Every tool here (script_run and use_skill among them) passes.
+			if findings, _ := v["schemaFindings"].([]any); len(findings) > 0 {
+				b, _ := json.MarshalIndent(findings, "", "  ")
+				t.Errorf("the inspector finds less portable schemas: %s", b)
+			}
+		})
 		t.Run(tr.name+"/tools-call", func(t *testing.T) {
 			v := runInspector(t, append(tr.target, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=from the inspector")...)
 			sc, _ := v["structuredContent"].(map[string]any)

@@ -239,6 +239,30 @@ func TestScriptRunJSONAndText(t *testing.T) {
 	if err := json.Unmarshal(res.Value, &text); err != nil || text != "x y\n" {
 		t.Errorf("json=false result %s (%v), want the text \"x y\\n\"", res.Value, err)
 	}
+
+	// The schema publishes json as a plain boolean (a caller leaves it out
+	// for the default), yet an explicit null is still the default.
+	infos, err := tb.skill.Describe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range infos {
+		if info.Name != "script_run" {
+			continue
+		}
+		var schema struct {
+			Properties map[string]struct {
+				Type any `json:"type"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(info.InputSchema, &schema); err != nil || schema.Properties["json"].Type != "boolean" {
+			t.Errorf("script_run's json property in %s (%v), want type boolean", info.InputSchema, err)
+		}
+	}
+	res = tb.ok(t, map[string]any{"script_name": "echo", "args": []string{"n"}, "json": nil})
+	if err := json.Unmarshal(res.Value, &got); err != nil || !reflect.DeepEqual(got.Args, []string{"n"}) {
+		t.Errorf("json=null result %s (%v), want the parsed JSON", res.Value, err)
+	}
 }
 
 func TestScriptRunNames(t *testing.T) {

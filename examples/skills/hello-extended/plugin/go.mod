@@ -2,10 +2,10 @@ module github.com/agentskills/agent/examples/skills/hello-extended/plugin
 
 go 1.26.0
 
-require github.com/agentskills/agent/sdk v0.1.0-h08467dabef50
+require github.com/agentskills/agent/sdk v0.1.0-h5acf44510858
 
 require (
-	github.com/agentskills/agent/proto v0.1.0-h08467dabef50 // indirect
+	github.com/agentskills/agent/proto v0.1.0-h5acf44510858 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
