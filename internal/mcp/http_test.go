@@ -185,6 +185,12 @@ func TestHTTPSessionClosedCancels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Start the plugin first: the slow call must be running in it, not
+	// waiting for a cold start (a sandboxed start through the shim takes
+	// longer on a loaded machine), when the session ends.
+	if res, err := cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "warm"}}); err != nil || res.IsError {
+		t.Fatalf("echo: %v %v", err, res)
+	}
 	mark := filepath.Join(t.TempDir(), "mark")
 	go func() {
 		_, _ = cs.CallTool(context.Background(), &sdkmcp.CallToolParams{Name: "slow", Arguments: map[string]any{"millis": 60000, "mark": mark}})
