@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -30,10 +31,49 @@ const moduleRoot = "../../../.."
 
 func TestScripts(t *testing.T) {
 	t.Parallel()
+	testscript.Run(t, scriptParams(t, ""))
+}
+
+// TestNewcomerRelease runs the newcomer's trial (issue 35) with the
+// agent a newcomer downloads: `make release` for this machine's
+// platform, unpacked into a folder put first on PATH, so every `agent`
+// of the script (and the plugins it re-executes) is the archive's.
+func TestNewcomerRelease(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the release archive")
+	}
+	root, err := filepath.Abs(moduleRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist := t.TempDir()
+	platform := runtime.GOOS + "/" + runtime.GOARCH
+	mk := exec.Command("make", "-C", root, "release", "PLATFORMS="+platform, "DIST="+dist)
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make release: %v\n%s", err, out)
+	}
+	archives, _ := filepath.Glob(filepath.Join(dist, "agent_*_"+runtime.GOOS+"_"+runtime.GOARCH+".tar.gz"))
+	if len(archives) != 1 {
+		t.Fatalf("make release made %v in %s, want one archive for %s", archives, dist, platform)
+	}
+	install := t.TempDir()
+	if out, err := exec.Command("tar", "-xzf", archives[0], "-C", install, "--strip-components=1").CombinedOutput(); err != nil {
+		t.Fatalf("unpack %s: %v\n%s", archives[0], err, out)
+	}
+	p := scriptParams(t, install)
+	p.Dir, p.Files = "", []string{filepath.Join(moduleRoot, "testdata", "script", "newcomer_trial.txtar")}
+	testscript.Run(t, p)
+}
+
+// scriptParams are the testscript parameters of testdata/script. With
+// release (a folder holding a released agent) that agent comes first on
+// PATH and the condition [release] holds.
+func scriptParams(t *testing.T, release string) testscript.Params {
 	plugins := newPluginsRepo(t)
 	pluginsURL := gittest.ServeRepo(t, plugins)
 	goEnv := goEnvironment(t)
-	testscript.Run(t, testscript.Params{
+	return testscript.Params{
 		Dir: filepath.Join(moduleRoot, "testdata", "script"),
 		Setup: func(env *testscript.Env) error {
 			tb := env.T().(testing.TB)
@@ -69,6 +109,9 @@ func TestScripts(t *testing.T) {
 					env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 				}
 			}
+			if release != "" {
+				env.Setenv("PATH", release+string(os.PathListSeparator)+env.Getenv("PATH"))
+			}
 			env.Values[reposKey{}] = repos
 			return nil
 		},
@@ -87,6 +130,8 @@ func TestScripts(t *testing.T) {
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
+			case "release":
+				return release != "", nil
 			case "hello_extended":
 				_, err := os.Stat(filepath.Join(moduleRoot, "examples", "skills", "hello-extended", "SKILL.md"))
 				return err == nil, nil
@@ -102,7 +147,7 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-	})
+	}
 }
 
 type reposKey struct{}
