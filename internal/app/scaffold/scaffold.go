@@ -1,5 +1,3 @@
-// Package scaffold writes a new skill folder that validates, builds,
-// installs and answers a call as it is: `agent skill init`.
 package scaffold
 
 import (

@@ -18,4 +18,8 @@
 // (what runs), which never import each other. It has no cobra, no viper and
 // no user wording about exit codes: errors are sentinels wrapped with the
 // operation, and tool failures are sdk.Error codes.
+//
+// Floor: the application (docs/architecture.md). It may import host,
+// plugins/, registry, the mechanisms and the ground; only cmd/ and other
+// rooms of internal/app import it, and it must not import cmd/.
 package workspace

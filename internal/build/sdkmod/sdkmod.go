@@ -1,12 +1,3 @@
-// Package sdkmod carries the plugin SDK inside the agent binary: the
-// modules github.com/agentskills/agent/sdk and .../proto as Go module zips,
-// at the version of this build. WriteProxy lays them out as a GOPROXY
-// directory, so a plugin whose go.mod requires the SDK builds on a machine
-// that has only agent, Go and the public module proxy.
-//
-// The zips are generated from sdk/ and proto/ by `make generate` (go
-// generate ./internal/build/sdkmod); TestEmbeddedIsCurrent fails when they are
-// stale.
 package sdkmod
 
 //go:generate go run ./gen -root ../../..

@@ -5,4 +5,8 @@
 //
 // It is a leaf: host, plugins/exec, plugins/base and the workspace import
 // it, and it imports nothing of the project.
+//
+// Floor: the ground (docs/architecture.md). A leaf: it imports nothing of
+// the project but other ground packages and sdk, so any floor may import it;
+// it must not import anything above the ground.
 package envfilter

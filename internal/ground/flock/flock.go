@@ -1,7 +1,3 @@
-// Package flock takes advisory whole-file locks that serialise writers
-// across processes: flock(2) on Unix, LockFileEx on Windows. A lock
-// belongs to the open file: each Lock needs its own *os.File. It is a
-// leaf: it imports nothing of the project.
 package flock
 
 import (

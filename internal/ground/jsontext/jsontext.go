@@ -1,6 +1,3 @@
-// Package jsontext encodes JSON meant to be read: as encoding/json, but
-// without HTML escapes, so `>=3.8` and `a < b` stay as written (go-sdk
-// encodes MCP messages the same way).
 package jsontext
 
 import (

@@ -1,9 +1,3 @@
-// Package lazyregexp is a regexp.Regexp compiled on first use. Package-level
-// regexps compiled at init cost every process, `agent version` included,
-// even when the command never matches anything (SPEC §11: the project's
-// inits take under 1 ms in all). cmd/go keeps the same wrapper
-// (internal/ground/lazyregexp) for the same reason. A leaf: it imports only the
-// standard library.
 package lazyregexp
 
 import (

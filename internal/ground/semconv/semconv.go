@@ -1,7 +1,3 @@
-// Package semconv holds the attribute keys and span names of the GenAI and
-// MCP semantic conventions (now in the semantic-conventions-genai
-// repository), which go.opentelemetry.io/otel/semconv does not have yet.
-// It imports only otel/attribute, so that any package may use it.
 package semconv
 
 import "go.opentelemetry.io/otel/attribute"

@@ -18,4 +18,8 @@
 //
 // The package is a leaf (it imports nothing of the project) so that the
 // host and the bundled plugins share one copy.
+//
+// Floor: mechanisms (docs/architecture.md). It may import other mechanisms,
+// the ground and sdk; it must not import internal/app, host, plugins/,
+// registry or cmd/, which are the floors that use it.
 package cgroup

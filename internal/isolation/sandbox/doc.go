@@ -34,4 +34,8 @@
 // The package imports nothing of the project but its own confine, the
 // thread-confining primitives and the shim's entry, kept apart so that
 // the entry's init runs early (see confine's doc).
+//
+// Floor: mechanisms (docs/architecture.md). It may import other mechanisms,
+// the ground and sdk; it must not import internal/app, host, plugins/,
+// registry or cmd/, which are the floors that use it.
 package sandbox

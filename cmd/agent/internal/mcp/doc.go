@@ -12,4 +12,8 @@
 // started again on its next call.
 //
 // Nothing here writes to stdout but the protocol: logs go to the Logger.
+//
+// Floor: front ends (docs/architecture.md), beside the CLI under cmd/agent,
+// and only cmd imports it. It reaches skills through internal/app/workspace
+// and must not import host, registry or plugins/ itself.
 package mcp

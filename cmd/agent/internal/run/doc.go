@@ -6,4 +6,8 @@
 // through internal/app/workspace, the same index the CLI and MCP use; this
 // package only adds what a loop needs: the state files, events, delegation
 // of `context: fork` skills and the model clients.
+//
+// Floor: front ends (docs/architecture.md), beside the CLI under cmd/agent,
+// and only cmd imports it. It reaches skills through internal/app/workspace
+// and must not import host, registry or plugins/ itself.
 package run

@@ -7,4 +7,9 @@
 // this init runs among the first of any binary that links the sandbox:
 // in agent after 119 of its 323 package inits, not after all of them
 // (docs/design.md).
+//
+// Floor: mechanisms (docs/architecture.md). It may import other mechanisms,
+// the ground and sdk; it must not import internal/app, host, plugins/,
+// registry or cmd/, which are the floors that use it. It imports nothing of
+// the project, so that its init runs early.
 package confine
