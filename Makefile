@@ -67,7 +67,7 @@ test: ## vet and run the whole test suite with the race detector
 	$(MAKE) test-portable
 
 test-portable: ## the host, procgroup, registry and exec suites again with the portable tag (macOS/Windows fallbacks on Linux)
-	$(GO) test -tags portable -race -count=1 -timeout 30m ./host ./internal/procgroup ./registry ./plugins/exec
+	$(GO) test -tags portable -race -count=1 -timeout 30m ./host ./internal/isolation/procgroup ./registry ./plugins/exec
 
 reliability-portable: ## the launch-race, containment and orphan trials with the portable tag (docs/reliability.md)
 	RELIABILITY_RACE_CALLS=$${RELIABILITY_RACE_CALLS:-200} $(GO) test -tags portable,reliability -count=1 -timeout 60m \
@@ -136,8 +136,8 @@ tidy: ## go mod tidy every module (plain `go mod tidy` at the root cannot resolv
 	  { GOWORK=off $(GO) mod tidy; rc=$$?; GOWORK=off $(GO) mod edit -dropreplace=$(MOD)/proto -dropreplace=$(MOD)/sdk; exit $$rc; }
 	$(MAKE) generate
 
-generate: ## after editing sdk/ or proto/: regenerate the SDK zips agent embeds (internal/sdkmod), pin the examples and go.work to them
-	$(GO) generate ./internal/sdkmod
+generate: ## after editing sdk/ or proto/: regenerate the SDK zips agent embeds (internal/build/sdkmod), pin the examples and go.work to them
+	$(GO) generate ./internal/build/sdkmod
 
 lint: ## gofmt and vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -59,8 +59,8 @@ step "agent skill verify hello-extended   (every installed file against its h1: 
 "$agent" skill verify hello-extended
 
 # MCP: a client nobody here wrote (the MCP inspector's CLI, pinned in
-# internal/mcp/testdata/inspector) starts `agent mcp` over stdio.
-inspector_dir="$root/internal/mcp/testdata/inspector"
+# cmd/agent/internal/mcp/testdata/inspector) starts `agent mcp` over stdio.
+inspector_dir="$root/cmd/agent/internal/mcp/testdata/inspector"
 inspector="$inspector_dir/node_modules/.bin/mcp-inspector"
 if [ ! -x "$inspector" ] && command -v npm >/dev/null; then
   (cd "$inspector_dir" && npm ci --silent --no-audit --no-fund >/dev/null 2>&1) || true

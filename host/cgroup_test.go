@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/cgroup"
+	"github.com/agentskills/agent/internal/isolation/cgroup"
 	"github.com/agentskills/agent/sdk"
 )
 

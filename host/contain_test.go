@@ -5,7 +5,7 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentskills/agent/internal/platform"
+	"github.com/agentskills/agent/internal/ground/platform"
 	"os"
 	"path/filepath"
 	"strconv"

@@ -22,10 +22,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/agentskills/agent/internal/envfilter"
-	"github.com/agentskills/agent/internal/procgroup"
-	"github.com/agentskills/agent/internal/sandbox"
-	"github.com/agentskills/agent/internal/telemetry/semconv"
+	"github.com/agentskills/agent/internal/ground/envfilter"
+	"github.com/agentskills/agent/internal/ground/semconv"
+	"github.com/agentskills/agent/internal/isolation/procgroup"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"github.com/agentskills/agent/sdk"
 )
 

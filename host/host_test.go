@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentskills/agent/internal/platform"
+	"github.com/agentskills/agent/internal/ground/platform"
 	"os"
 	"os/exec"
 	"path/filepath"

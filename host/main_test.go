@@ -8,7 +8,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"github.com/agentskills/agent/internal/platform"
+	"github.com/agentskills/agent/internal/ground/platform"
 	"io"
 	"os"
 	"os/exec"

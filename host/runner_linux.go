@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 )
 
 // becomeSubreaper makes the host adopt the orphans of its plugins: a

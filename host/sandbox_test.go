@@ -21,7 +21,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"github.com/agentskills/agent/internal/testutil/probe"
 )
 

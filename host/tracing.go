@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/agentskills/agent/internal/ground/semconv"
 	"github.com/agentskills/agent/internal/telemetry"
-	"github.com/agentskills/agent/internal/telemetry/semconv"
 	"github.com/agentskills/agent/sdk"
 )
 

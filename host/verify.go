@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentskills/agent/internal/atomicfile"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
 )
 
 // fingerprint identifies one version of a file without reading it. Every

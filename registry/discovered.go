@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentskills/agent/internal/atomicfile"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
 )
 
 // SourceDiscovered is the Source of a skill found in a project's or the

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/agentskills/agent/internal/atomicfile"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
 	"github.com/agentskills/agent/registry/manifest"
 )
 

@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/mod/sumdb/dirhash"
 
-	"github.com/agentskills/agent/internal/atomicfile"
-	"github.com/agentskills/agent/internal/platform"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
+	"github.com/agentskills/agent/internal/ground/platform"
 )
 
 // Whole-skill integrity (SPEC §5). At install, update and trust the skill

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentskills/agent/internal/atomicfile"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/registry/ocisrc"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentskills/agent/registry/gitsrc"
 
-	"github.com/agentskills/agent/internal/lazyregexp"
+	"github.com/agentskills/agent/internal/ground/lazyregexp"
 	"github.com/agentskills/agent/registry/ocisrc"
 	"github.com/agentskills/agent/registry/signing"
 )

@@ -10,7 +10,7 @@ import (
 
 // Placement is a copy of an installed skill (or, with Link, a symbolic
 // link to it) in another agent's skill folder (SPEC §19). The placed
-// folder is Dir/<canonical>. internal/placement makes and checks them;
+// folder is Dir/<canonical>. internal/app/placement makes and checks them;
 // the registry only records them, so that every command keeps them in
 // step and skills.lock carries them to other machines.
 type Placement struct {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentskills/agent/internal/flock"
+	"github.com/agentskills/agent/internal/ground/flock"
 	"github.com/agentskills/agent/registry/manifest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/agentskills/agent/internal/atomicfile"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
 	"github.com/agentskills/agent/registry/signing"

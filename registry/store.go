@@ -15,9 +15,9 @@ import (
 
 	"github.com/agentskills/agent/registry/manifest"
 
-	"github.com/agentskills/agent/internal/atomicfile"
-	"github.com/agentskills/agent/internal/flock"
-	"github.com/agentskills/agent/internal/tooldesc"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
+	"github.com/agentskills/agent/internal/ground/flock"
+	"github.com/agentskills/agent/internal/ground/tooldesc"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
 	"github.com/agentskills/agent/registry/signing"

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentskills/agent/internal/telemetry/semconv"
+	"github.com/agentskills/agent/internal/ground/semconv"
 	"github.com/agentskills/agent/registry/gitsrc"
 )
 

@@ -11,5 +11,9 @@
 // Nothing here reads files: callers hand in manifests they parsed from
 // SKILL.md, so by construction no script or reference reaches a model's
 // context through this package. There is no cobra here; the commands that
-// use it live in internal/workspace and cmd/agent/internal/cli.
+// use it live in internal/app/workspace and cmd/agent/internal/cli.
+//
+// Floor: mechanisms (docs/architecture.md). It may import other mechanisms,
+// the ground and sdk; it must not import internal/app, host, plugins/,
+// registry or cmd/, which are the floors that use it.
 package disclosure

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"github.com/agentskills/agent/internal/testutil/gittest"
 	"github.com/agentskills/agent/internal/testutil/probe"
 )

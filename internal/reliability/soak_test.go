@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentskills/agent/host"
-	"github.com/agentskills/agent/internal/cgroup"
+	"github.com/agentskills/agent/internal/isolation/cgroup"
 	"github.com/agentskills/agent/sdk"
 )
 

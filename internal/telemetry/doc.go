@@ -15,4 +15,8 @@
 // other packages put on spans live in the semconv subpackage, which imports
 // only otel/attribute, so that packages which make spans do not link the
 // exporters.
+//
+// Floor: mechanisms (docs/architecture.md). It may import other mechanisms,
+// the ground and sdk; it must not import internal/app, host, plugins/,
+// registry or cmd/, which are the floors that use it.
 package telemetry

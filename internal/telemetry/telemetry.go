@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/agentskills/agent/internal/telemetry/semconv"
+	"github.com/agentskills/agent/internal/ground/semconv"
 )
 
 // ScopeName is the instrumentation scope of the spans agent makes.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentskills/agent/internal/procgroup"
+	"github.com/agentskills/agent/internal/isolation/procgroup"
 )
 
 // ExecInput is exec's input.

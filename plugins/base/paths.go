@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agentskills/agent/internal/atomicfile"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
 	"github.com/agentskills/agent/sdk"
 )
 

@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 )
 
 // confine gives a command its sandbox (SPEC §8, §12): it reads the

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentskills/agent/internal/atomicfile"
-	"github.com/agentskills/agent/internal/flock"
-	"github.com/agentskills/agent/internal/platform"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
+	"github.com/agentskills/agent/internal/ground/flock"
+	"github.com/agentskills/agent/internal/ground/platform"
 )
 
 // todoFile holds the todo list, per workspace, in the state folder.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agentskills/agent/internal/platform"
+	"github.com/agentskills/agent/internal/ground/platform"
 )
 
 // Sentinel errors of discovery and name resolution.

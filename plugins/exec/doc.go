@@ -24,7 +24,7 @@
 //     output caps and the killing of the whole group.
 //   - service.go: the three tools, their inputs and results, the error
 //     codes and the help cache.
-//   - main.go: the plugin process (internal/procgroup), which kills its running
+//   - main.go: the plugin process (internal/isolation/procgroup), which kills its running
 //     scripts when told to stop or when the host dies.
 //
 // Every tool failure is an *sdk.Error with one of the Code* constants

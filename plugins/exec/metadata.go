@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentskills/agent/internal/lazyregexp"
+	"github.com/agentskills/agent/internal/ground/lazyregexp"
 	"github.com/pelletier/go-toml/v2"
 )
 

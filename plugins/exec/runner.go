@@ -13,9 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentskills/agent/internal/envfilter"
-	"github.com/agentskills/agent/internal/procgroup"
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/ground/envfilter"
+	"github.com/agentskills/agent/internal/isolation/procgroup"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"github.com/agentskills/agent/sdk"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 )
 
 // uvCache is uv's cache folder for a script whose HOME is home.

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"github.com/agentskills/agent/internal/testutil/probe"
 )
 

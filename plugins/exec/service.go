@@ -14,8 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentskills/agent/internal/atomicfile"
-	"github.com/agentskills/agent/internal/lazyregexp"
+	"github.com/agentskills/agent/internal/ground/atomicfile"
+	"github.com/agentskills/agent/internal/ground/lazyregexp"
 )
 
 // Skill is one active skill whose scripts the plugin may run.

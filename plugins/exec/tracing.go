@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentskills/agent/internal/telemetry/semconv"
+	"github.com/agentskills/agent/internal/ground/semconv"
 )
 
 var tracer = otel.Tracer(semconv.Scope)

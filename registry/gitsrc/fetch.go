@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentskills/agent/internal/flock"
+	"github.com/agentskills/agent/internal/ground/flock"
 	"github.com/agentskills/agent/registry/manifest"
 
 	"github.com/Masterminds/semver/v3"

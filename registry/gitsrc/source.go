@@ -12,7 +12,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/agentskills/agent/internal/lazyregexp"
+	"github.com/agentskills/agent/internal/ground/lazyregexp"
 	"github.com/agentskills/agent/registry/ocisrc"
 )
 

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/agentskills/agent/internal/lazyregexp"
+	"github.com/agentskills/agent/internal/ground/lazyregexp"
 	"golang.org/x/text/unicode/norm"
 	"gopkg.in/yaml.v3"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentskills/agent/internal/lazyregexp"
+	"github.com/agentskills/agent/internal/ground/lazyregexp"
 )
 
 // MaxNameLen is the longest skill name accepted (SPEC §4).

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/sdkmod"
+	"github.com/agentskills/agent/internal/build/sdkmod"
 )
 
 // PluginModule returns the go.mod and go.sum of a plugin module at the

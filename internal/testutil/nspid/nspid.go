@@ -1,6 +1,6 @@
 // Package nspid finds, for tests, the pid in this process's PID
 // namespace of a process that reported its own pid from inside a
-// sandbox's PID namespace (internal/sandbox runs every sandboxed child
+// sandbox's PID namespace (internal/isolation/sandbox runs every sandboxed child
 // so: os.Getpid there is small, and says nothing out here).
 package nspid
 

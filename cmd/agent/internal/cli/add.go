@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/install"
-	"github.com/agentskills/agent/internal/mcp"
-	"github.com/agentskills/agent/internal/placement"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/cmd/agent/internal/mcp"
+	"github.com/agentskills/agent/internal/app/install"
+	"github.com/agentskills/agent/internal/app/placement"
+	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/placement"
+	"github.com/agentskills/agent/internal/app/placement"
 )
 
 type agentsOptions struct {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/procgroup"
-	"github.com/agentskills/agent/internal/sandbox"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/workspace"
+	"github.com/agentskills/agent/internal/isolation/procgroup"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 )

@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/platform"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/workspace"
+	"github.com/agentskills/agent/internal/ground/platform"
 	"github.com/agentskills/agent/registry"
 )
 

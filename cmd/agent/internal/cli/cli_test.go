@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/agentskills/agent/host"
-	"github.com/agentskills/agent/internal/install"
-	"github.com/agentskills/agent/internal/lazyregexp"
-	"github.com/agentskills/agent/internal/plugbuild"
+	"github.com/agentskills/agent/internal/app/install"
+	"github.com/agentskills/agent/internal/build/plugbuild"
+	"github.com/agentskills/agent/internal/ground/lazyregexp"
 	"github.com/agentskills/agent/internal/testutil/gittest"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"

@@ -14,11 +14,11 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentskills/agent/cmd/agent/internal/cli"
-	"github.com/agentskills/agent/internal/mcp"
-	"github.com/agentskills/agent/internal/run"
+	"github.com/agentskills/agent/cmd/agent/internal/mcp"
+	"github.com/agentskills/agent/cmd/agent/internal/run"
+	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/internal/testutil/fakemodel"
 	"github.com/agentskills/agent/internal/testutil/gittest"
-	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/sdk"
 )
 

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"github.com/agentskills/agent/registry/manifest"
 	"os"
 	"path/filepath"
@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/procgroup"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/workspace"
+	"github.com/agentskills/agent/internal/isolation/procgroup"
 	"github.com/agentskills/agent/registry"
 )
 

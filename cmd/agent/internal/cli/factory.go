@@ -14,9 +14,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/viper"
 
-	"github.com/agentskills/agent/internal/bundled"
-	"github.com/agentskills/agent/internal/install"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/bundled"
+	"github.com/agentskills/agent/internal/app/install"
+	"github.com/agentskills/agent/internal/app/workspace"
 	scripts "github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"

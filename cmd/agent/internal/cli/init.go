@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/plugbuild"
-	"github.com/agentskills/agent/internal/scaffold"
-	"github.com/agentskills/agent/internal/sdkmod"
+	"github.com/agentskills/agent/internal/app/scaffold"
+	"github.com/agentskills/agent/internal/build/plugbuild"
+	"github.com/agentskills/agent/internal/build/sdkmod"
 	"github.com/agentskills/agent/registry/manifest"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/workspace"
 )
 
 // IOStreams is where a command reads and writes. Commands never touch

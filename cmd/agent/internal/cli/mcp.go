@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/mcp"
-	"github.com/agentskills/agent/internal/placement"
+	"github.com/agentskills/agent/cmd/agent/internal/mcp"
+	"github.com/agentskills/agent/internal/app/placement"
+	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/internal/telemetry"
-	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentskills/agent/internal/placement"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/placement"
+	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
 )
 

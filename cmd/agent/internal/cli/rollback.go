@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/install"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/install"
+	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry/manifest"
 )
 

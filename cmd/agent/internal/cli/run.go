@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/run"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/cmd/agent/internal/run"
+	"github.com/agentskills/agent/internal/app/workspace"
 )
 
 type runOptions struct {

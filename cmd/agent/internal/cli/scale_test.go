@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentskills/agent/internal/install"
+	"github.com/agentskills/agent/internal/app/install"
 	"github.com/agentskills/agent/internal/testutil/gittest"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"

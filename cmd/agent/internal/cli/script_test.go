@@ -13,7 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentskills/agent/cmd/agent/internal/cli"
-	"github.com/agentskills/agent/internal/sandbox"
+	"github.com/agentskills/agent/internal/isolation/sandbox"
 	"github.com/agentskills/agent/internal/testutil/gittest"
 )
 

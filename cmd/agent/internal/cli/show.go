@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/internal/disclosure"
-	"github.com/agentskills/agent/internal/workspace"
 	"github.com/agentskills/agent/registry"
 )
 

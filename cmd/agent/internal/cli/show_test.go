@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
 )
 

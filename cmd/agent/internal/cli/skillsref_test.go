@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentskills/agent/internal/scaffold"
+	"github.com/agentskills/agent/internal/app/scaffold"
 )
 
 // skillsRef is the Agent Skills reference validator, npm skills-ref pinned

@@ -83,11 +83,11 @@ func BenchmarkVersionOverLibraries(b *testing.B) {
 	b.ReportMetric(float64(median(agentCPU))/float64(median(libsCPU)), "version/libraries-cpu")
 }
 
-// BenchmarkShimEntry: what the sandbox's shim (internal/sandbox/confine,
+// BenchmarkShimEntry: what the sandbox's shim (internal/isolation/sandbox/confine,
 // shim_linux.go) costs per start when the shim is agent itself, as for
 // the scripts and commands of the bundled plugins: agent run as a new
 // process with the shim's variable set but malformed, so that the
-// shim's entry (internal/sandbox/confine's init, before main) exits 126 at once,
+// shim's entry (internal/isolation/sandbox/confine's init, before main) exits 126 at once,
 // against `agent version` alternately; medians.
 func BenchmarkShimEntry(b *testing.B) {
 	agent := agentBinary(b)

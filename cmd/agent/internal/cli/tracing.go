@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentskills/agent/internal/ground/semconv"
 	"github.com/agentskills/agent/internal/telemetry"
-	"github.com/agentskills/agent/internal/telemetry/semconv"
 )
 
 // flushTimeout bounds the wait for the exporter at exit: a collector that

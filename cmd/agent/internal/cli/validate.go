@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/install"
-	"github.com/agentskills/agent/internal/plugbuild"
-	"github.com/agentskills/agent/internal/sdkmod"
-	"github.com/agentskills/agent/internal/workspace"
+	"github.com/agentskills/agent/internal/app/install"
+	"github.com/agentskills/agent/internal/app/workspace"
+	"github.com/agentskills/agent/internal/build/plugbuild"
+	"github.com/agentskills/agent/internal/build/sdkmod"
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"

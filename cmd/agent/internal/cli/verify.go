@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/placement"
+	"github.com/agentskills/agent/internal/app/placement"
 	"github.com/agentskills/agent/registry"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentskills/agent/internal/platform"
+	"github.com/agentskills/agent/internal/ground/platform"
 )
 
 // Version is the semver that SKILL.md compatibility fields are checked
