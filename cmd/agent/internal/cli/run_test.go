@@ -143,11 +143,12 @@ func TestRunSignalThenContinue(t *testing.T) {
 // buildAgent builds the real agent binary for a test that runs it.
 func buildAgent(t *testing.T) string {
 	t.Helper()
-	agent := filepath.Join(t.TempDir(), "agent")
-	build := exec.Command("go", "build", "-o", agent, "./cmd/agent")
-	build.Dir = moduleRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	// testscript.Main (TestMain) put a copy of this test binary named
+	// "agent" first on PATH, which runs cli.Main: the CLI as it ships, with
+	// no `go build` of its own (a link of the whole binary per test).
+	agent, err := exec.LookPath("agent")
+	if err != nil {
+		t.Fatalf("the agent copy of this test binary: %v", err)
 	}
 	return agent
 }
