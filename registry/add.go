@@ -117,6 +117,11 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 		parsed.Ref, parsed.Constraint = firstNonEmpty(src.Ref, parsed.Ref), firstNonEmpty(src.Constraint, parsed.Constraint)
 		src = parsed
 	}
+	if src.Kind == 0 {
+		// Built by hand, not by ParseSource: classify the URL, once.
+		r := gitsrc.Recorded(src.URL)
+		src.Kind, src.OCI = r.Kind, r.OCI
+	}
 	if src.Raw == "" {
 		src.Raw = src.URL
 	}
@@ -147,7 +152,7 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 	}
 	defer w.close()
 
-	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, req.Progress))
+	snap, err := s.git().Fetch(ctx, s.request(src, req.Progress))
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +286,7 @@ func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, 
 	e := Entry{
 		Name: name, Canonical: canonical, Trusted: req.Trusted || snap.Signer != "",
 		Path: s.skillDir(canonical), Description: m.Description,
-		Origin: Origin{Source: sourceKind(src.URL), GitURL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
+		Origin: Origin{Source: entrySource(src.Kind), GitURL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
 			Version: version, CommitSHA: sha, Subdir: sel.Dir, Signer: snap.Signer},
 		History: History{InstalledAt: now, UpdatedAt: now},
 	}

@@ -57,16 +57,16 @@ func TestRegistryJSONRoundTrips(t *testing.T) {
 	}
 	for _, via := range []string{"registry.json", "the index"} {
 		if via == "the index" {
-			if _, err := os.Stat(s.indexPath()); err != nil {
+			if _, err := os.Stat(s.idx.path(s.SkillsDir())); err != nil {
 				t.Fatalf("no index after the first write: %v", err)
 			}
 			s = NewStore(home) // nothing remembered: read the index from disk
 		} else {
-			os.Remove(s.indexPath())
+			os.Remove(s.idx.path(s.SkillsDir()))
 		}
 		var entries []Entry
 		// Rewriting unchanged entries must not reuse the lines read: re-encode.
-		s.lines = known{}
+		s.idx.lines = known{}
 		if err := s.locked(func(es []Entry) ([]Entry, error) { entries = es; return slices.Clone(es), nil }); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -44,7 +45,7 @@ const indexMagic = "agent-registry-index 8\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func (s *Store) indexPath() string { return filepath.Join(s.SkillsDir(), ".index") }
+func (x *index) path(skills string) string { return filepath.Join(skills, ".index") }
 
 // stamp identifies one version of registry.json: writers replace it by
 // rename, so any change gives a new inode or times.
@@ -71,8 +72,8 @@ const indexHead = 16 << 10
 // readIndex returns the entries of the index, and their records without
 // the registry.json lines, if it was made from the registry.json with
 // stamp st. It reads the records section only; head is its checksum.
-func (s *Store) readIndex(st stamp) (entries []Entry, recs []indexed, head uint32, ok bool) {
-	f, err := os.Open(s.indexPath())
+func (x *index) read(skills string, st stamp) (entries []Entry, recs []indexed, head uint32, ok bool) {
+	f, err := os.Open(x.path(skills))
 	if err != nil {
 		return nil, nil, 0, false
 	}
@@ -215,7 +216,7 @@ func decodeLines(b []byte, recs []indexed) (ok bool) {
 // writeIndex writes the index of the registry.json with stamp st. It is
 // not fsynced: after a crash a stale or torn index fails its stamp or CRC
 // check, and registry.json, which is fsynced, is read instead.
-func (s *Store) writeIndex(st stamp, recs []indexed) error {
+func (x *index) write(skills string, st stamp, recs []indexed) error {
 	size, recsSize, linesSize := len(indexMagic)+64, 0, 0
 	for _, r := range recs {
 		recsSize += len(r.rec) + binary.MaxVarintLen64
@@ -241,7 +242,7 @@ func (s *Store) writeIndex(st stamp, recs []indexed) error {
 		b = append(b, r.line...)
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[at:], castagnoli))
-	return atomicfile.Write(s.indexPath(), b, 0o644)
+	return atomicfile.Write(x.path(skills), b, 0o644)
 }
 
 // records encodes entries for the index, reusing the registry.json line
@@ -672,25 +673,33 @@ func (d *dec) entry() Entry {
 // the registry.json they came from. Entries are decoded from the records
 // again when asked for, which costs less than a copy kept for a reader
 // that never asks (every listing).
+// index is a room of the store of its own: registry.json's binary index
+// (skills/.index) and the registry.json lines of the entries last read,
+// which write reuses for entries it does not change.
+type index struct {
+	mu    sync.Mutex
+	lines known
+}
+
 type known struct {
 	recs  []indexed
 	stamp stamp  // zero if unknown
 	head  uint32 // the checksum of the records section read, when the lines were not
 }
 
-func (s *Store) remember(st stamp, recs []indexed, head uint32) {
-	s.indexMu.Lock()
-	s.lines = known{recs: recs, stamp: st, head: head}
-	s.indexMu.Unlock()
+func (x *index) remember(st stamp, recs []indexed, head uint32) {
+	x.mu.Lock()
+	x.lines = known{recs: recs, stamp: st, head: head}
+	x.mu.Unlock()
 }
 
 // unchanged returns the entries this store last read or wrote when
 // registry.json is still the file they came from: a command that reads
 // the registry several times (lock, recover, commit) reads it once.
-func (s *Store) unchanged(st stamp) ([]Entry, bool) {
-	s.indexMu.Lock()
-	k := s.lines
-	s.indexMu.Unlock()
+func (x *index) unchanged(st stamp) ([]Entry, bool) {
+	x.mu.Lock()
+	k := x.lines
+	x.mu.Unlock()
 	if k.stamp != st || k.recs == nil {
 		return nil, false
 	}
@@ -708,14 +717,14 @@ func (s *Store) unchanged(st stamp) ([]Entry, bool) {
 // registry.json lines, which a writer reuses: when they were not read yet,
 // it reads them from the index, which is still the one of k.stamp when
 // the stamps match (writers hold the lock).
-func (s *Store) remembered() known {
-	s.indexMu.Lock()
-	defer s.indexMu.Unlock()
-	k := s.lines
+func (x *index) remembered(skills string) known {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	k := x.lines
 	if len(k.recs) == 0 || k.recs[0].line != nil {
 		return k
 	}
-	data, err := os.ReadFile(s.indexPath())
+	data, err := os.ReadFile(x.path(skills))
 	if err != nil {
 		return k
 	}
@@ -727,33 +736,33 @@ func (s *Store) remembered() known {
 	if !decodeLines(data[end:], recs) {
 		return k
 	}
-	s.lines.recs = recs
-	return s.lines
+	x.lines.recs = recs
+	return x.lines
 }
 
 // indexed writes the index of the registry.json just written from recs.
 // Errors are ignored: without an index the next read is only slower.
-func (s *Store) indexed(recs []indexed) {
-	st, err := statStamp(s.RegistryPath())
+func (x *index) indexed(skills string, recs []indexed) {
+	st, err := statStamp(filepath.Join(skills, "registry.json"))
 	if err != nil {
 		return
 	}
-	if s.writeIndex(st, recs) == nil {
-		s.remember(st, recs, 0)
+	if x.write(skills, st, recs) == nil {
+		x.remember(st, recs, 0)
 	}
 }
 
 // heal writes the index after a slow read of the registry.json with
 // stamp st, unless it was replaced meanwhile.
-func (s *Store) heal(st stamp, entries []Entry) {
+func (x *index) heal(skills string, st stamp, entries []Entry) {
 	recs, err := records(entries, known{})
 	if err != nil {
 		return
 	}
-	if now, err := statStamp(s.RegistryPath()); err != nil || now != st {
+	if now, err := statStamp(filepath.Join(skills, "registry.json")); err != nil || now != st {
 		return
 	}
-	if s.writeIndex(st, recs) == nil {
-		s.remember(st, recs, 0)
+	if x.write(skills, st, recs) == nil {
+		x.remember(st, recs, 0)
 	}
 }

@@ -35,7 +35,7 @@ func BenchmarkIndexWrite1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if err := s.writeIndex(stamp{1, 2, 3, 4, 5}, recs); err != nil {
+		if err := s.idx.write(s.SkillsDir(), stamp{1, 2, 3, 4, 5}, recs); err != nil {
 			b.Fatal(err)
 		}
 	}

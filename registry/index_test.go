@@ -91,7 +91,7 @@ func TestIndexFollowsRegistry(t *testing.T) {
 	repo := gittestRepo(t, map[string]string{"a/SKILL.md": skillMD("a"), "b/SKILL.md": skillMD("b")})
 	mustAdd(t, s, repo, func(r *AddRequest) { r.Skill = "a" }, buildPrep)
 	mustAdd(t, s, repo, func(r *AddRequest) { r.Skill = "b" }, buildPrep)
-	if _, err := os.Stat(s.indexPath()); err != nil {
+	if _, err := os.Stat(s.idx.path(s.SkillsDir())); err != nil {
 		t.Fatalf("no index after add: %v", err)
 	}
 	// registry.json is still JSON that decodes to the same entries.
@@ -127,9 +127,9 @@ func TestIndexFollowsRegistry(t *testing.T) {
 			}
 		}},
 		{name: "damaged index is ignored", change: func(t *testing.T) {
-			idx, _ := os.ReadFile(s.indexPath())
+			idx, _ := os.ReadFile(s.idx.path(s.SkillsDir()))
 			idx[len(idx)/2] ^= 0xff
-			if err := os.WriteFile(s.indexPath(), idx, 0o644); err != nil {
+			if err := os.WriteFile(s.idx.path(s.SkillsDir()), idx, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, check: func(t *testing.T, es []Entry, err error) {
@@ -184,10 +184,10 @@ func FuzzDecodeIndex(f *testing.F) {
 	st := stamp{1, 2, 3, 4, 5}
 	s := &Store{Home: f.TempDir()}
 	_ = os.MkdirAll(s.SkillsDir(), 0o755)
-	if err := s.writeIndex(st, recs); err != nil {
+	if err := s.idx.write(s.SkillsDir(), st, recs); err != nil {
 		f.Fatal(err)
 	}
-	good, _ := os.ReadFile(s.indexPath())
+	good, _ := os.ReadFile(s.idx.path(s.SkillsDir()))
 	f.Add(good)
 	f.Add(good[:len(good)/2])
 	f.Add([]byte(indexMagic))
@@ -231,12 +231,12 @@ func TestWriterReadsLinesSection(t *testing.T) {
 			repo := gittestRepo(t, map[string]string{"a/SKILL.md": skillMD("a"), "b/SKILL.md": skillMD("b")})
 			mustAdd(t, s, repo, func(r *AddRequest) { r.Skill = "a" }, buildPrep)
 			if tt.damage {
-				idx, err := os.ReadFile(s.indexPath())
+				idx, err := os.ReadFile(s.idx.path(s.SkillsDir()))
 				if err != nil {
 					t.Fatal(err)
 				}
 				idx[len(idx)-1] ^= 0xff // the lines section's CRC
-				if err := os.WriteFile(s.indexPath(), idx, 0o644); err != nil {
+				if err := os.WriteFile(s.idx.path(s.SkillsDir()), idx, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -24,18 +24,32 @@ const SourceOCI = "oci"
 func (e Entry) fetched() bool { return e.Source == SourceGit || e.Source == SourceOCI }
 
 // sourceKind is the Entry.Source of a fetched URL.
-func sourceKind(u string) string {
-	if ocisrc.IsOCI(u) {
+func sourceKind(u string) string { return entrySource(gitsrc.Recorded(u).Kind) }
+
+// entrySource is the Entry.Source of a source of kind k.
+func entrySource(k gitsrc.Kind) string {
+	if k == gitsrc.KindOCI {
 		return SourceOCI
 	}
 	return SourceGit
 }
 
-// ociReference is the reference a FetchRequest for an oci:// URL names.
+// isOCI reports whether req fetches from an OCI registry: its parsed kind,
+// or, for a request nobody parsed, its URL's scheme.
+func isOCI(req gitsrc.FetchRequest) bool {
+	return req.Kind == gitsrc.KindOCI || req.Kind == 0 && ocisrc.IsOCI(req.URL)
+}
+
+// ociReference is the reference a FetchRequest for an oci:// URL names:
+// the repository its Source parsed (req.OCI), with the ref or constraint.
+// Only a request built without a Source has its URL parsed here.
 func ociReference(req gitsrc.FetchRequest) (ocisrc.Reference, error) {
-	ref, err := ocisrc.Parse(req.URL)
-	if err != nil {
-		return ref, fmt.Errorf("fetch %s: %w: %v", req.URL, gitsrc.ErrUnsupportedSource, err)
+	ref := req.OCI
+	if ref.Host == "" {
+		var err error
+		if ref, err = ocisrc.Parse(req.URL); err != nil {
+			return ref, fmt.Errorf("fetch %s: %w: %v", req.URL, gitsrc.ErrUnsupportedSource, err)
+		}
 	}
 	if ref.Tag != "" || ref.Digest != "" || ref.Constraint != "" {
 		return ref, fmt.Errorf("fetch %s: %w: the source URL holds a tag or digest; give it as the ref", req.URL, gitsrc.ErrUnsupportedSource)
@@ -88,7 +102,7 @@ func (s sources) Fetch(ctx context.Context, req gitsrc.FetchRequest) (snap *gits
 // fetch returns the snapshot and, when it came from an OCI registry (a
 // source or a mirror), the artifact it was read from.
 func (s sources) fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
-	if ocisrc.IsOCI(req.URL) {
+	if isOCI(req) {
 		return s.fetchOCI(ctx, req)
 	}
 	if m, ok := mirrorFor(s.mirrors, req.URL); ok && req.Constraint == "" && len(req.Ref) == 40 && gitsrc.IsHex(req.Ref) {

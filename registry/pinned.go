@@ -11,9 +11,20 @@ import (
 	"github.com/agentskills/agent/registry/signing"
 )
 
-// fetchRequest is a FetchRequest with the store's object cache.
+// fetchRequest is a FetchRequest for a recorded url with the store's
+// object cache.
 func (s *Store) fetchRequest(url, ref, constraint string, progress io.Writer) gitsrc.FetchRequest {
-	return gitsrc.FetchRequest{URL: url, Ref: ref, Constraint: constraint, Progress: progress, CacheDir: filepath.Join(s.Home, "cache", "git"), MaxFile: s.Limits.File}
+	src := gitsrc.Recorded(url)
+	src.Ref, src.Constraint = ref, constraint
+	return s.request(src, progress)
+}
+
+// request is the FetchRequest for a parsed source, with the store's
+// object cache: the source is not parsed again.
+func (s *Store) request(src gitsrc.Source, progress io.Writer) gitsrc.FetchRequest {
+	req := src.Request()
+	req.Progress, req.CacheDir, req.MaxFile = progress, filepath.Join(s.Home, "cache", "git"), s.Limits.File
+	return req
 }
 
 // fetchPinned fetches exactly the commit e records (sync, rollback)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentskills/agent/registry/manifest"
@@ -156,10 +155,8 @@ type Store struct {
 	// renameat2 one. Tests replace it to exercise the two-rename fallback.
 	exchange func(a, b string) error
 
-	// indexMu guards lines: the registry.json lines of the entries last
-	// read, which write reuses for entries it does not change (index.go).
-	indexMu sync.Mutex
-	lines   known
+	// idx is the binary index and the lines last read (index.go).
+	idx index
 }
 
 // checkName refuses a canonical name that Reserved holds.
@@ -401,11 +398,11 @@ func (s *Store) lock() (func(), error) {
 func (s *Store) read() ([]Entry, error) {
 	st, serr := statStamp(s.RegistryPath())
 	if serr == nil {
-		if entries, ok := s.unchanged(st); ok {
+		if entries, ok := s.idx.unchanged(st); ok {
 			return entries, nil
 		}
-		if entries, recs, head, ok := s.readIndex(st); ok {
-			s.remember(st, recs, head)
+		if entries, recs, head, ok := s.idx.read(s.SkillsDir(), st); ok {
+			s.idx.remember(st, recs, head)
 			return entries, nil
 		}
 	}
@@ -470,7 +467,7 @@ func (s *Store) read() ([]Entry, error) {
 	}
 	sortEntries(skills)
 	if serr == nil {
-		s.heal(st, skills)
+		s.idx.heal(s.SkillsDir(), st, skills)
 	}
 	return skills, nil
 }
@@ -512,7 +509,7 @@ func sortEntries(es []Entry) {
 // rename, fsync of the directory. Only called under the lock.
 func (s *Store) write(entries []Entry) error {
 	sortEntries(entries)
-	recs, err := records(entries, s.remembered())
+	recs, err := records(entries, s.idx.remembered(s.SkillsDir()))
 	if err != nil {
 		return fmt.Errorf("write registry: %w", err)
 	}
@@ -521,6 +518,6 @@ func (s *Store) write(entries []Entry) error {
 	if err != nil {
 		return fmt.Errorf("write registry: %w", err)
 	}
-	s.indexed(recs)
+	s.idx.indexed(s.SkillsDir(), recs)
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentskills/agent/internal/ground/flock"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/ocisrc"
 
 	"github.com/Masterminds/semver/v3"
 	git "github.com/go-git/go-git/v5"
@@ -29,7 +30,11 @@ import (
 // FetchRequest names one commit of a repository: the commit a ref or a
 // version constraint resolves to.
 type FetchRequest struct {
-	URL        string
+	URL string
+	// Kind and OCI are the parsed source (Source.Request); a zero Kind
+	// means the fetcher classifies URL.
+	Kind       Kind
+	OCI        ocisrc.Reference
 	Ref        string // branch, tag or (short) SHA; "" is the default branch
 	Constraint string // a semver constraint over the version tags; excludes Ref
 	Progress   io.Writer

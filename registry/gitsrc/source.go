@@ -16,10 +16,25 @@ import (
 	"github.com/agentskills/agent/registry/ocisrc"
 )
 
+// Kind is the family a source belongs to, which decides what fetches it.
+// ParseSource sets it once, so that no later step tests the URL again.
+type Kind uint8
+
+// Kinds of Source. The zero Kind is a source nobody parsed (a hand-built
+// FetchRequest); fetchers then classify its URL themselves.
+const (
+	KindGit Kind = iota + 1 // a git URL, owner/repo or a local repository
+	KindOCI                 // oci://HOST/REPO (SPEC §18)
+)
+
 // Source is where a skill comes from (SPEC §6 <source>).
 type Source struct {
-	Raw        string // what the user typed
-	URL        string // what is cloned: a URL, or an absolute local path
+	Raw  string // what the user typed
+	Kind Kind
+	URL  string // what is fetched: a URL (oci://HOST/REPO for KindOCI), or an absolute local path
+	// OCI is URL parsed, for KindOCI: the repository, without tag, digest
+	// or constraint (those are Ref and Constraint).
+	OCI        ocisrc.Reference
 	Ref        string // branch, tag or SHA from source@X, if X is not a constraint
 	Constraint string // semver constraint from source@X
 	// Skill is the folder a GitHub web address points into
@@ -28,6 +43,23 @@ type Source struct {
 }
 
 func (s Source) String() string { return s.Raw }
+
+// Request is the FetchRequest for s: the typed source travels with it, so
+// the fetch does not parse the URL again.
+func (s Source) Request() FetchRequest {
+	return FetchRequest{URL: s.URL, Ref: s.Ref, Constraint: s.Constraint, Kind: s.Kind, OCI: s.OCI}
+}
+
+// Recorded is the source a registry entry or a lock recorded: url as it
+// was written, of the kind its scheme says. An oci:// URL that does not
+// parse keeps KindOCI and a zero OCI; fetching it reports why.
+func Recorded(url string) Source {
+	if !ocisrc.IsOCI(url) {
+		return Source{Raw: url, Kind: KindGit, URL: url}
+	}
+	ref, _ := ocisrc.Parse(url)
+	return Source{Raw: url, Kind: KindOCI, URL: url, OCI: ref}
+}
 
 var (
 	transportRE   = lazyregexp.New(`^[A-Za-z][A-Za-z0-9+.-]*::`)
@@ -48,7 +80,7 @@ var allowedSchemes = map[string]bool{"https": true, "http": true, "ssh": true, "
 
 // ParseSource parses the <source> argument of `agent skill add`.
 func ParseSource(s string) (Source, error) {
-	src := Source{Raw: s}
+	src := Source{Raw: s, Kind: KindGit}
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return src, fmt.Errorf("%w: the source is empty; give a git URL, a local path or owner/repo", ErrUnsupportedSource)
@@ -236,9 +268,10 @@ func ociSource(raw string) (Source, error) {
 	if err != nil {
 		return Source{Raw: raw}, fmt.Errorf("%w: %v", ErrUnsupportedSource, err)
 	}
-	src := Source{Raw: raw, URL: ref.Repo(), Constraint: ref.Constraint, Ref: ref.Tag}
+	src := Source{Raw: raw, Kind: KindOCI, URL: ref.Repo(), Constraint: ref.Constraint, Ref: ref.Tag}
 	if ref.Digest != "" {
 		src.Ref = ref.Digest
 	}
+	src.OCI = ocisrc.Reference{Host: ref.Host, Repository: ref.Repository}
 	return src, nil
 }

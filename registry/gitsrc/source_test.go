@@ -71,7 +71,7 @@ func TestParseSource(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseSource(%q): %v", tt.in, err)
 			}
-			tt.want.Raw = tt.in
+			tt.want.Raw, tt.want.Kind = tt.in, KindGit // every case here is a git source
 			if got != tt.want {
 				t.Fatalf("ParseSource(%q) = %+v; want %+v", tt.in, got, tt.want)
 			}

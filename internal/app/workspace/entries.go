@@ -13,13 +13,22 @@ import (
 	"github.com/agentskills/agent/registry/manifest"
 )
 
+// Installed is what the workspace reads of the registry store: the
+// installed entries and the folders the user trusted. A narrow port, so
+// the workspace does not depend on the whole *registry.Store.
+type Installed interface {
+	List() ([]registry.Entry, error)
+	Get(name string) (registry.Entry, error)
+	TrustedFolders() ([]registry.FolderTrust, error)
+}
+
 // AllEntries merges installed, bundled and discovered skills, sorted by
 // canonical name. No installed or discovered skill takes a bundled name
 // (SPEC §5): add and link refuse one, and an installed one from an older
 // registry is left out, as a discovered one is. A discovered skill never
 // takes an installed name either. The warnings say which skills were left
 // out.
-func AllEntries(ctx context.Context, store *registry.Store, d Discovery) ([]registry.Entry, []string, error) {
+func AllEntries(ctx context.Context, store Installed, d Discovery) ([]registry.Entry, []string, error) {
 	installed, err := store.List()
 	if err != nil {
 		return nil, nil, err
@@ -55,7 +64,7 @@ func bundledTaken(e registry.Entry) string {
 }
 
 // discover finds the skills of d with their trust.
-func discover(store *registry.Store, d Discovery, installed []registry.Entry) ([]registry.Entry, []string, error) {
+func discover(store Installed, d Discovery, installed []registry.Entry) ([]registry.Entry, []string, error) {
 	found, warnings := discovered(d, installed)
 	if len(found) == 0 {
 		return nil, warnings, nil
@@ -72,7 +81,7 @@ func discover(store *registry.Store, d Discovery, installed []registry.Entry) ([
 
 // FindEntry returns the installed, bundled or discovered skill with this
 // name.
-func FindEntry(ctx context.Context, store *registry.Store, d Discovery, name string) (registry.Entry, error) {
+func FindEntry(ctx context.Context, store Installed, d Discovery, name string) (registry.Entry, error) {
 	canon, err := manifest.Canonical(name)
 	if err != nil {
 		return registry.Entry{}, err
