@@ -237,8 +237,10 @@ func (c *Collector) progressf(format string, args ...any) {
 	}
 }
 
-// Installed lists the installed skills (from the registry's entries: no
-// SKILL.md is read).
+// Installed lists installed (and bundled and discovered) skills from
+// their registry entries: no SKILL.md is read. A skill that did not come
+// from a source (bundled, discovered, linked) has its name as its ID and
+// its kind of entry as its Kind.
 func Installed(entries []registry.Entry) []Skill {
 	var out []Skill
 	for _, e := range entries {
@@ -254,7 +256,7 @@ func Installed(entries []registry.Entry) []Skill {
 		case e.GitURL != "":
 			s.ID = ID(e.GitURL, e.Subdir)
 		default:
-			s.ID, s.Source = e.Canonical, e.Source
+			s.ID, s.Source, s.Kind = e.Canonical, e.Source, e.Source
 		}
 		if s.Version != "" {
 			s.Versions = []string{s.Version}

@@ -17,7 +17,7 @@ import (
 // Limits on a search API's answer.
 const (
 	// MaxAnswerBytes bounds the body read from a search API.
-	MaxAnswerBytes = 4 << 20
+	MaxAnswerBytes  = 4 << 20
 	maxAnswerSkills = 1000
 	maxFieldLen     = 512
 )
