@@ -49,6 +49,9 @@ func ParseAnswer(body []byte) ([]Skill, error) {
 			Name     string          `json:"name"`
 			Installs json.RawMessage `json:"installs"`
 			Source   string          `json:"source"`
+			// Description is not in the skills.sh answer; a catalog
+			// adds it.
+			Description string `json:"description"`
 		} `json:"skills"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
@@ -72,7 +75,7 @@ func ParseAnswer(body []byte) ([]Skill, error) {
 		if name == "" || source == "" {
 			continue
 		}
-		s := Skill{ID: ID(source, name), Name: name, Source: source, Kind: KindIndex, Installs: installs(r.Installs)}
+		s := Skill{ID: ID(source, name), Name: name, Description: clean(r.Description), Source: source, Kind: KindIndex, Installs: installs(r.Installs)}
 		out = append(out, s)
 	}
 	return out, nil

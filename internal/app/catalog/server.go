@@ -168,4 +168,3 @@ func baseURL(r *http.Request) string {
 	}
 	return (&url.URL{Scheme: scheme, Host: r.Host}).String()
 }
-

@@ -151,18 +151,27 @@ func Rank(query string, skills []Skill) []Skill {
 	return ranked
 }
 
-// Merge joins the installed skills with those found in sources: a source's
-// skill that is installed (same source and folder) is marked so and the
+// Merge joins the installed skills with those found in sources: a found
+// skill that is installed (same source and folder, or for a search API's
+// hit, which knows no folder, same source and name) is marked so and the
 // installed copy dropped, keeping the source's latest version.
 func Merge(installed, found []Skill) []Skill {
 	type key struct{ source, path string }
 	at := map[key]int{}
 	out := slices.Clone(found)
 	for i, s := range out {
+		if s.Kind == KindIndex {
+			at[key{s.Source, "name:" + s.Name}] = i
+			continue
+		}
 		at[key{s.Source, s.Path}] = i
 	}
 	for _, s := range installed {
-		if i, ok := at[key{s.Source, s.Path}]; ok {
+		i, ok := at[key{s.Source, s.Path}]
+		if !ok {
+			i, ok = at[key{s.Source, "name:" + s.Name}]
+		}
+		if ok {
 			out[i].Installed = true
 			continue
 		}
