@@ -147,21 +147,78 @@ func (n *nullString) Scan(v any) error {
 const candidates = 500
 
 // Search returns at most limit skills for query, ranked as Rank does;
-// an empty query lists skills by name.
+// an empty query lists skills by name. The full-text index picks the
+// candidates (bm25, a name match weighing ten times a description
+// match); Score orders them, reading only names and descriptions; only
+// the skills returned are decoded.
 func (d *DB) Search(ctx context.Context, query string, limit int) ([]Skill, error) {
 	words := Words(query)
-	var rows *sql.Rows
-	var err error
 	if len(words) == 0 {
-		rows, err = d.db.QueryContext(ctx, "SELECT data FROM skills ORDER BY name, id LIMIT ?", limit)
-	} else {
-		terms := make([]string, len(words))
-		for i, w := range words {
-			terms[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"*`
-		}
-		rows, err = d.db.QueryContext(ctx, `SELECT s.data FROM skills_fts f JOIN skills s ON s.rowid = f.rowid
-			WHERE skills_fts MATCH ? ORDER BY bm25(skills_fts, 10.0, 1.0) LIMIT ?`, strings.Join(terms, " OR "), candidates)
+		return d.skills(ctx, "SELECT data FROM skills ORDER BY name, id LIMIT ?", limit)
 	}
+	terms := make([]string, len(words))
+	for i, w := range words {
+		terms[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"*`
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT rowid, name, description FROM skills_fts
+		WHERE skills_fts MATCH ? ORDER BY bm25(skills_fts, 10.0, 1.0) LIMIT ?`, strings.Join(terms, " OR "), candidates)
+	if err != nil {
+		return nil, fmt.Errorf("search the catalog: %w", err)
+	}
+	type hit struct {
+		rowid int64
+		sc    float64
+	}
+	var hits []hit
+	for rows.Next() {
+		var h hit
+		var s Skill
+		if err := rows.Scan(&h.rowid, &s.Name, &s.Description); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("search the catalog: %w", err)
+		}
+		h.sc = Score(words, s)
+		hits = append(hits, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search the catalog: %w", err)
+	}
+	sortStable(hits, func(a, b hit) bool { return a.sc > b.sc })
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(hits))
+	args := make([]any, len(hits))
+	at := map[int64]int{}
+	for i, h := range hits {
+		ids[i], args[i], at[h.rowid] = "?", h.rowid, i
+	}
+	rows, err = d.db.QueryContext(ctx, "SELECT rowid, data FROM skills WHERE rowid IN ("+strings.Join(ids, ",")+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("search the catalog: %w", err)
+	}
+	defer rows.Close()
+	out := make([]Skill, len(hits))
+	for rows.Next() {
+		var rowid int64
+		var data string
+		if err := rows.Scan(&rowid, &data); err != nil {
+			return nil, fmt.Errorf("search the catalog: %w", err)
+		}
+		if err := json.Unmarshal([]byte(data), &out[at[rowid]]); err != nil {
+			return nil, fmt.Errorf("search the catalog: %w", err)
+		}
+	}
+	return out, rows.Err()
+}
+
+// skills runs a query whose rows are one data column each.
+func (d *DB) skills(ctx context.Context, query string, args ...any) ([]Skill, error) {
+	rows, err := d.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search the catalog: %w", err)
 	}
@@ -178,36 +235,7 @@ func (d *DB) Search(ctx context.Context, query string, limit int) ([]Skill, erro
 		}
 		out = append(out, s)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search the catalog: %w", err)
-	}
-	if len(words) > 0 {
-		out = rankFound(words, out)
-	}
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
-}
-
-// rankFound orders what the full-text index matched: by Score, keeping
-// the index's bm25 order among equal scores. A token match that is no
-// substring match (stemming aside, none) still stays in the list.
-func rankFound(words []string, in []Skill) []Skill {
-	type scored struct {
-		s  Skill
-		sc float64
-	}
-	out := make([]scored, len(in))
-	for i, s := range in {
-		out[i] = scored{s, Score(words, s)}
-	}
-	sortStable(out, func(a, b scored) bool { return a.sc > b.sc })
-	res := make([]Skill, len(out))
-	for i, x := range out {
-		res[i] = x.s
-	}
-	return res
+	return out, rows.Err()
 }
 
 // Get returns the skill with id, with its SKILL.md text.
