@@ -36,8 +36,8 @@ type ServerOptions struct {
 }
 
 // Handler serves a catalog, read-only: GET /api/search (the skills.sh
-// search API), the web page (/ and /skill?id=), and the well-known
-// discovery index. Host and Origin are checked as for agent mcp --http.
+// search API) and the web page (/ and /skill?id=). Host and Origin are
+// checked as for agent mcp --http.
 func Handler(o ServerOptions) http.Handler {
 	s := &server{ServerOptions: o}
 	mux := http.NewServeMux()
@@ -45,7 +45,6 @@ func Handler(o ServerOptions) http.Handler {
 	mux.HandleFunc("POST /api/refresh", s.refresh)
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /skill", s.skillPage)
-	s.wellKnown(mux)
 	return httpguard.Host(httpguard.Origin(s.auth(mux)))
 }
 

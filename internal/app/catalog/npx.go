@@ -12,5 +12,3 @@ func (s *server) npxCommand(r *http.Request, sk Skill) string {
 	}
 	return "npx skills add " + shellQuote(sk.Source) + " --skill " + shellQuote(sk.Name)
 }
-
-func (s *server) wellKnown(mux *http.ServeMux) {}
