@@ -32,6 +32,9 @@ type Agent struct {
 	// MCP is the `agent mcp config` client that registers the MCP server
 	// in this agent, when it has one.
 	MCP string `json:"mcp,omitempty"`
+	// Unverified marks folders taken from the pinned npx skills alone,
+	// not yet checked against the agent's own documentation.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // Folders are the folders the agent reads at one level: user folders when

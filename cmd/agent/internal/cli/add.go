@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/cmd/agent/internal/mcp"
+	"github.com/agentskills/agent/internal/app/catalog"
 	"github.com/agentskills/agent/internal/app/install"
 	"github.com/agentskills/agent/internal/app/placement"
 	"github.com/agentskills/agent/internal/app/workspace"
@@ -177,6 +178,10 @@ func sourceFromArgs(raw, ref, version string) (gitsrc.Source, error) {
 
 func addRun(ctx context.Context, opts *addOptions) error {
 	shortLived()
+	if source, skill, ok := catalog.SplitID(opts.Source); ok {
+		// A search hit's id: SOURCE#SKILL.
+		opts.Source, opts.Skills = source, append([]string{skill}, opts.Skills...)
+	}
 	src, err := sourceFromArgs(opts.Source, opts.Ref, opts.Version)
 	if err != nil {
 		return err

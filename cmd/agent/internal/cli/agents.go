@@ -73,11 +73,16 @@ func agentsRun(_ context.Context, opts *agentsOptions) error {
 		if a.Detected {
 			det = "yes"
 		}
-		t.row(a.Name, folderList(a.Project, a.ProjectAlso), folderList(a.User, a.UserAlso), det)
+		name := a.Name
+		if a.Unverified {
+			name += " *"
+		}
+		t.row(name, folderList(a.Project, a.ProjectAlso), folderList(a.User, a.UserAlso), det)
 	}
 	if err := t.flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(opts.IO.ErrOut, "* unverified: the folders npx skills uses, not yet checked against the agent's documentation\n")
 	fmt.Fprintf(opts.IO.ErrOut, "Place a skill with 'agent skill add <source> --agent NAME[,NAME...]' (--global for the user folders)\n")
 	return nil
 }

@@ -45,6 +45,10 @@ type Config struct {
 	// source must be signed, and the accepted signers (with those
 	// `agent skill trust --signer` recorded in $AGENT_HOME/signers.json).
 	Signatures SignaturesConfig
+	// Sources and Indexes are sources: and indexes: in config.yaml (SPEC
+	// §20): what agent skill search and agent catalog serve look through.
+	Sources []string
+	Indexes []string
 	// Limits are max_file_size and max_skill_size (AGENT_MAX_FILE_SIZE,
 	// AGENT_MAX_SKILL_SIZE), bytes: what add, update and sync write.
 	Limits gitsrc.Limits
@@ -311,6 +315,7 @@ func (f *Factory) loadConfig() (*Config, error) {
 	if err := v.UnmarshalKey("signatures", &cfg.Signatures); err != nil {
 		return nil, fmt.Errorf("read signatures: in %s: %w (required: true|false, signers: a list of {key: PUBLIC_KEY_OR_FILE, sources: [URL_PREFIX...]})", path, err)
 	}
+	cfg.Sources, cfg.Indexes = v.GetStringSlice("sources"), v.GetStringSlice("indexes")
 	cfg.Limits = gitsrc.Limits{File: v.GetInt64("max_file_size"), Skill: v.GetInt64("max_skill_size")}
 	if cfg.Limits.File <= 0 || cfg.Limits.Skill <= 0 {
 		return nil, fmt.Errorf("AGENT_MAX_FILE_SIZE and AGENT_MAX_SKILL_SIZE (max_file_size, max_skill_size) must be positive numbers of bytes, got %q and %q", v.GetString("max_file_size"), v.GetString("max_skill_size"))

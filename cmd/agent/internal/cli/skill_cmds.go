@@ -23,6 +23,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdPublish(f, nil),
 		newCmdMirror(f, nil),
 		newCmdSign(f, nil),
+		newCmdSearch(f, nil),
 	)
 }
 
@@ -36,5 +37,6 @@ func addToolCommands(root *cobra.Command, f *Factory) {
 		newCmdMCP(f, nil),
 		newCmdRun(f, nil),
 		newCmdTrace(f, nil),
+		newCmdCatalog(f),
 	)
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentskills/agent/internal/ground/httpguard"
 	"github.com/agentskills/agent/internal/telemetry"
 )
 
@@ -288,33 +288,8 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 }
 
 // checkOrigin answers 403 to a request whose Origin header names
-// anything but a loopback host: a web page the user visits must not drive
-// the server from the browser (MCP transports, "Security Warning").
-// Requests without Origin (every non-browser client) pass.
-func checkOrigin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin, ok := r.Header["Origin"]; ok && (len(origin) != 1 || !loopbackOrigin(origin[0])) {
-			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not a loopback address; browsers may not reach this server", strings.Join(origin, ", ")), http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// loopbackOrigin reports whether origin is scheme://host[:port] with a
-// loopback host (localhost, 127.0.0.0/8, ::1).
-func loopbackOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-		return false
-	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// anything but a loopback host (httpguard.Origin).
+func checkOrigin(next http.Handler) http.Handler { return httpguard.Origin(next) }
 
 // challenge answers a request without the right bearer token with 401 and
 // "WWW-Authenticate: Bearer" (RFC 6750), which clients such as Claude Code
