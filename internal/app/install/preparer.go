@@ -70,6 +70,9 @@ type Options struct {
 	Logger    hclog.Logger // plugin output while describing; nil discards
 	Progress  io.Writer    // build progress; nil discards
 	Terminal  bool         // Progress is a terminal
+	// PluginCache is plugbuild's cache of built plugins, shared by every
+	// AGENT_HOME of the machine; "" builds every time.
+	PluginCache string
 }
 
 // New returns the Preparer that builds with plugbuild and describes with
@@ -87,7 +90,7 @@ func New(o Options) *Preparer {
 		Build: func(ctx context.Context, name, skillDir, rel, out string, cgo bool) error {
 			return plugbuild.Build(ctx, plugbuild.Options{
 				Home: o.Home, Environ: environ(), Name: name,
-				Progress: o.Progress, Terminal: o.Terminal, CGO: cgo,
+				Progress: o.Progress, Terminal: o.Terminal, CGO: cgo, Cache: o.PluginCache,
 			}, skillDir, rel, out)
 		},
 		Describe: func(ctx context.Context, p host.Plugin) ([]sdk.ToolInfo, error) {

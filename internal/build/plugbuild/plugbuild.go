@@ -61,6 +61,11 @@ type Options struct {
 	// file's #include cannot compile a file from outside the skill into
 	// the plugin.
 	CGO bool
+	// Cache, when not "", is a folder of built plugins kept by the hash of
+	// everything that goes into one (cache.go): a hit is copied to out
+	// instead of built; a successful build is kept there. "" builds
+	// every time.
+	Cache string
 	// Start starts go build (nil: in its sandbox, see policy). needs
 	// says what the build reads, writes and reaches.
 	Start func(cmd *exec.Cmd, needs Needs) error
@@ -165,6 +170,18 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	// folder only, not a repository's .git above it (git would fail, and
 	// go with it), and the install pins the commit anyway.
 	args := append([]string{"build", "-modfile=" + modPath, "-mod=mod", "-trimpath", "-buildvcs=false"}, platform.BuildFlags()...)
+	var key string
+	var mod, sum []byte
+	if opts.Cache != "" && !opts.CGO {
+		// A key that cannot be made only means no cache.
+		if k, kerr := cacheKey(ctx, goBin, env, root, pkgRel, modPath, args); kerr == nil {
+			key = k
+			if copyFile(filepath.Join(opts.Cache, key), absOut) == nil {
+				return nil
+			}
+			mod, sum, _ = modFiles(modPath)
+		}
+	}
 	cmd := exec.CommandContext(ctx, goBin, append(args, "-o", absOut, "."+string(filepath.Separator)+pkgRel)...)
 	cmd.Dir = root
 	cmd.Env = env
@@ -209,6 +226,12 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 			return ctx.Err()
 		}
 		return &BuildError{Err: err, Output: output.String()}
+	}
+	if key != "" && resolvedNothing(modPath, mod, sum) {
+		// Best effort: a cache that cannot be written is only slower.
+		if os.MkdirAll(opts.Cache, 0o700) == nil {
+			_ = copyFile(absOut, filepath.Join(opts.Cache, key))
+		}
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ func TestCatalogScripts(t *testing.T) {
 			reg := ocitest.Start(tb)
 			env.Setenv("REGISTRY", reg.Host)
 			env.Setenv("AGENT_HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("AGENT_PLUGIN_CACHE", os.Getenv("AGENT_PLUGIN_CACHE")) // TestMain's
 			env.Setenv("DOCKER_CONFIG", filepath.Join(env.WorkDir, ".docker"))
 			// npx skills reports to its authors' server unless told not to.
 			env.Setenv("DISABLE_TELEMETRY", "1")

@@ -52,6 +52,10 @@ type Config struct {
 	// Limits are max_file_size and max_skill_size (AGENT_MAX_FILE_SIZE,
 	// AGENT_MAX_SKILL_SIZE), bytes: what add, update and sync write.
 	Limits gitsrc.Limits
+	// PluginCache is plugin_cache (AGENT_PLUGIN_CACHE): the folder of
+	// built plugins that every AGENT_HOME of this user shares, by default
+	// agent/plugins in the user's cache folder; "off" builds every time.
+	PluginCache string
 }
 
 // SignaturesConfig is signatures: in config.yaml.
@@ -104,7 +108,7 @@ func (f *Factory) installer() (*install.Preparer, error) {
 	workspace, _ := wc.WorkspaceRoot()
 	return install.New(install.Options{
 		Home: cfg.Home, Environ: f.environ, PassEnv: cfg.PassEnv, Logger: f.logger(cfg),
-		Progress: f.IO.ErrOut, Terminal: f.IO.StderrTTY, Workspace: workspace,
+		Progress: f.IO.ErrOut, Terminal: f.IO.StderrTTY, Workspace: workspace, PluginCache: cfg.PluginCache,
 	}), nil
 }
 
@@ -276,6 +280,7 @@ func (f *Factory) loadConfig() (*Config, error) {
 		"log_level":         "AGENT_LOG_LEVEL",
 		"max_file_size":     "AGENT_MAX_FILE_SIZE",
 		"max_skill_size":    "AGENT_MAX_SKILL_SIZE",
+		"plugin_cache":      "AGENT_PLUGIN_CACHE",
 	} {
 		if val := f.getenv(env); val != "" {
 			v.Set(key, val)
@@ -319,6 +324,18 @@ func (f *Factory) loadConfig() (*Config, error) {
 	cfg.Limits = gitsrc.Limits{File: v.GetInt64("max_file_size"), Skill: v.GetInt64("max_skill_size")}
 	if cfg.Limits.File <= 0 || cfg.Limits.Skill <= 0 {
 		return nil, fmt.Errorf("AGENT_MAX_FILE_SIZE and AGENT_MAX_SKILL_SIZE (max_file_size, max_skill_size) must be positive numbers of bytes, got %q and %q", v.GetString("max_file_size"), v.GetString("max_skill_size"))
+	}
+	switch cfg.PluginCache = v.GetString("plugin_cache"); cfg.PluginCache {
+	case "off":
+		cfg.PluginCache = ""
+	case "":
+		if dir, err := os.UserCacheDir(); err == nil {
+			cfg.PluginCache = filepath.Join(dir, "agent", "plugins")
+		}
+	default:
+		if cfg.PluginCache, err = filepath.Abs(cfg.PluginCache); err != nil {
+			return nil, fmt.Errorf("resolve AGENT_PLUGIN_CACHE (plugin_cache): %w", err)
+		}
 	}
 	cfg.MaxScriptOutput = v.GetInt64("max_script_output")
 	if cfg.MaxScriptOutput <= 0 {

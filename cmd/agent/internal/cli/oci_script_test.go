@@ -43,6 +43,7 @@ func TestOCIScripts(t *testing.T) {
 			env.Setenv("REGISTRY", reg.Host)
 			env.Setenv("GIT", proxy.URL)
 			env.Setenv("AGENT_HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("AGENT_PLUGIN_CACHE", os.Getenv("AGENT_PLUGIN_CACHE")) // TestMain's
 			// Credentials from an empty Docker configuration, never the
 			// machine's.
 			env.Setenv("DOCKER_CONFIG", filepath.Join(env.WorkDir, ".docker"))

@@ -21,9 +21,33 @@ import (
 // copy named "agent" on PATH, and the host re-executes it for built-in
 // plugins (`agent __plugin exec`).
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	var tm testscript.TestingM = m
+	// One plugin cache (AGENT_PLUGIN_CACHE) for this test binary's run,
+	// shared by its scripts and the agents its tests start: each fixture
+	// plugin is built once, never read from the user's own cache.
+	if _, set := os.LookupEnv("AGENT_PLUGIN_CACHE"); !set && filepath.Base(os.Args[0]) != "agent" {
+		dir, err := os.MkdirTemp("", "agent-plugin-cache-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Setenv("AGENT_PLUGIN_CACHE", dir)
+		tm = cleanupM{m, dir}
+	}
+	testscript.Main(tm, map[string]func(){
 		"agent": func() { os.Exit(cli.Main()) },
 	})
+}
+
+// cleanupM removes dir once the tests have run.
+type cleanupM struct {
+	m   *testing.M
+	dir string
+}
+
+func (c cleanupM) Run() int {
+	defer os.RemoveAll(c.dir)
+	return c.m.Run()
 }
 
 // moduleRoot is the repository root, seen from this package.
@@ -100,6 +124,7 @@ func scriptParams(t *testing.T, release string) testscript.Params {
 			env.Setenv("THIS_REPO", thisRepo)
 			env.Setenv("PLUGINS_FILE_URL", plugins.FileURL())
 			env.Setenv("AGENT_HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("AGENT_PLUGIN_CACHE", os.Getenv("AGENT_PLUGIN_CACHE"))
 			for _, kv := range goEnv {
 				k, v, _ := strings.Cut(kv, "=")
 				env.Setenv(k, v)
