@@ -217,3 +217,6 @@ func checkPath(p string) error {
 	}
 	return nil
 }
+
+// ValidName reports whether n is a skill name an index may list.
+func ValidName(n string) bool { return checkName(n) == nil }

@@ -45,12 +45,15 @@ func Handler(o ServerOptions) http.Handler {
 	mux.HandleFunc("POST /api/refresh", s.refresh)
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /skill", s.skillPage)
+	mux.HandleFunc("GET "+wellKnownIndex, s.wellKnownIndex)
+	mux.HandleFunc("GET "+wellKnownSkill, s.wellKnownSkill)
 	return httpguard.Host(httpguard.Origin(s.auth(mux)))
 }
 
 type server struct {
 	ServerOptions
 	refreshing sync.Mutex
+	wk         wellKnownCache
 }
 
 func (s *server) auth(next http.Handler) http.Handler {
