@@ -36,8 +36,9 @@ type ServerOptions struct {
 }
 
 // Handler serves a catalog, read-only: GET /api/search (the skills.sh
-// search API) and the web page (/ and /skill?id=). Host and Origin are
-// checked as for agent mcp --http.
+// search API), the web page (/ and /skill?id=) and the well-known
+// discovery index (wellknown.go). Host and Origin are checked as for
+// agent mcp --http.
 func Handler(o ServerOptions) http.Handler {
 	s := &server{ServerOptions: o}
 	mux := http.NewServeMux()
