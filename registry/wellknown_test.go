@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -116,6 +118,10 @@ func TestWellKnownAddLockSyncUpdate(t *testing.T) {
 	}
 
 	_, beta2 := site.publish(t, "2")
+	// A local edit is named before it is discarded.
+	if err := os.WriteFile(filepath.Join(b.Path, "scripts", "run.py"), []byte("print('edited')\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	res, err := s.Update(ctx, UpdateRequest{Names: []string{"alpha", "beta"}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +132,9 @@ func TestWellKnownAddLockSyncUpdate(t *testing.T) {
 			want = StatusUpdated
 			if r.OldSHA != beta1 || r.NewSHA != beta2 {
 				t.Errorf("beta updated %s -> %s; want %s -> %s", r.OldSHA, r.NewSHA, beta1, beta2)
+			}
+			if len(r.LocalEdits) != 1 || r.LocalEdits[0] != "scripts/run.py (modified)" {
+				t.Errorf("beta's local edits: %q", r.LocalEdits)
 			}
 		}
 		if r.Status != want {

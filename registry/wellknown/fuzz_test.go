@@ -2,6 +2,7 @@ package wellknown
 
 import (
 	"archive/tar"
+	"io/fs"
 	"net/url"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func FuzzUnpack(f *testing.F) {
 			if checkPath(p) != nil {
 				t.Fatalf("path %q unpacked", p)
 			}
-			if file.Mode&(1<<27) != 0 && !linkInside(p, string(file.Data)) {
+			if file.Mode&fs.ModeSymlink != 0 && !linkInside(p, string(file.Data)) {
 				t.Fatalf("link %s -> %q unpacked", p, file.Data)
 			}
 			total += len(file.Data)

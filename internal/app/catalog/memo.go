@@ -22,6 +22,20 @@ type texts struct {
 
 type text struct{ name, desc string }
 
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// generation is the count of Replaces the index has seen ("" before the
+// first): what memos of the index are keyed by.
+func generation(ctx context.Context, q queryRower) (string, error) {
+	var g string
+	if err := q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'generation'").Scan(&g); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	return g, nil
+}
+
 type memo struct {
 	mu sync.Mutex
 	t  *texts
@@ -30,8 +44,8 @@ type memo struct {
 // textsIn returns the texts of the index tx sees, reading them again
 // when a refresh (of this or another process) replaced the index.
 func (d *DB) textsIn(ctx context.Context, tx *sql.Tx) (*texts, error) {
-	var key string
-	if err := tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'generation'").Scan(&key); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	key, err := generation(ctx, tx)
+	if err != nil {
 		return nil, err
 	}
 	d.memo.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/agentskills/agent/registry/wellknown"
 )
@@ -21,8 +20,7 @@ const (
 // published is the index as served and each skill's SKILL.md by name,
 // built once per refresh of the database.
 type published struct {
-	at    time.Time
-	count int
+	gen   string
 	index []byte
 	files map[string][]byte
 }
@@ -34,20 +32,20 @@ type wellKnownCache struct {
 
 // publish returns the index of the database's current contents.
 func (s *server) publish(ctx context.Context) (*published, error) {
-	at, n, err := s.DB.Refreshed(ctx)
+	gen, err := generation(ctx, s.DB.db)
 	if err != nil {
 		return nil, err
 	}
 	s.wk.mu.Lock()
 	defer s.wk.mu.Unlock()
-	if p := s.wk.pub; p != nil && p.at.Equal(at) && p.count == n {
+	if p := s.wk.pub; p != nil && p.gen == gen {
 		return p, nil
 	}
 	all, err := s.DB.All(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p := &published{at: at, count: n, files: map[string][]byte{}}
+	p := &published{gen: gen, files: map[string][]byte{}}
 	entries := []wellknown.Entry{}
 	for _, sk := range servable(all) {
 		b := []byte(sk.Manifest)
