@@ -108,6 +108,11 @@ func TestWellKnownAddLockSyncUpdate(t *testing.T) {
 		t.Fatalf("the lock does not read back: %v", err)
 	}
 
+	// A mirror covers git sources only.
+	if res, err := s.FillMirror(ctx, lock, "oci://127.0.0.1:1/mirror", nil); err != nil || len(res) != 2 || res[0].Skipped == "" || res[1].Skipped == "" {
+		t.Fatalf("FillMirror = %+v, %v; want both skipped", res, err)
+	}
+
 	other := newStore(t)
 	if _, err := other.Sync(ctx, lock, SyncRequest{}, nil); err != nil {
 		t.Fatalf("Sync: %v", err)
