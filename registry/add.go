@@ -272,7 +272,7 @@ func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, 
 			req.Warn(p.String())
 		}
 	}
-	sha := snap.Commit
+	sha := snap.PinOf(sel.Dir)
 	version := snap.Version
 	if version == "" {
 		version = m.Version

@@ -222,9 +222,9 @@ func (e LockEntry) check() error {
 	if e.Ref != "" && e.Constraint != "" {
 		return fmt.Errorf("both a ref (%s) and a constraint (%s)", e.Ref, e.Constraint)
 	}
-	if ocisrc.IsOCI(e.Source) {
+	if ocisrc.IsOCI(e.Source) || gitsrc.IsWellKnownIndex(e.Source) {
 		if d, ok := strings.CutPrefix(e.Commit, "sha256:"); !ok || len(d) != 64 || !gitsrc.IsHex(d) || strings.ToLower(d) != d {
-			return fmt.Errorf("commit %q of an oci:// source is not a manifest digest (sha256: and 64 lower-case hex digits)", e.Commit)
+			return fmt.Errorf("commit %q of an oci:// or well-known source is not a sha256: digest (sha256: and 64 lower-case hex digits)", e.Commit)
 		}
 	} else if len(e.Commit) != 40 || !gitsrc.IsHex(e.Commit) || strings.ToLower(e.Commit) != e.Commit {
 		return fmt.Errorf("commit %q is not a full lower-case SHA-1", e.Commit)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentskills/agent/internal/ground/lazyregexp"
 	"github.com/agentskills/agent/registry/ocisrc"
 	"github.com/agentskills/agent/registry/signing"
+	"github.com/agentskills/agent/registry/wellknown"
 )
 
 // SourceOCI marks an entry installed from an OCI registry (SPEC §18): its
@@ -21,15 +22,20 @@ const SourceOCI = "oci"
 
 // fetched reports whether e came from a source that can be fetched again
 // (git or OCI): what lock, sync, update and rollback work on.
-func (e Entry) fetched() bool { return e.Source == SourceGit || e.Source == SourceOCI }
+func (e Entry) fetched() bool {
+	return e.Source == SourceGit || e.Source == SourceOCI || e.Source == SourceWellKnown
+}
 
 // sourceKind is the Entry.Source of a fetched URL.
 func sourceKind(u string) string { return entrySource(gitsrc.Recorded(u).Kind) }
 
 // entrySource is the Entry.Source of a source of kind k.
 func entrySource(k gitsrc.Kind) string {
-	if k == gitsrc.KindOCI {
+	switch k {
+	case gitsrc.KindOCI:
 		return SourceOCI
+	case gitsrc.KindWellKnown:
+		return SourceWellKnown
 	}
 	return SourceGit
 }
@@ -104,6 +110,10 @@ func (s sources) Fetch(ctx context.Context, req gitsrc.FetchRequest) (snap *gits
 func (s sources) fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
 	if isOCI(req) {
 		return s.fetchOCI(ctx, req)
+	}
+	if req.Kind == gitsrc.KindWellKnown || req.Kind == 0 && gitsrc.IsWellKnownIndex(req.URL) {
+		snap, err := (&wellknown.Fetcher{}).Fetch(ctx, req)
+		return snap, nil, err
 	}
 	if m, ok := mirrorFor(s.mirrors, req.URL); ok && req.Constraint == "" && len(req.Ref) == 40 && gitsrc.IsHex(req.Ref) {
 		return s.fetchMirror(ctx, m, req)

@@ -140,6 +140,10 @@ func (s *Store) FillMirror(ctx context.Context, l *Lock, prefix string, progress
 			out = append(out, MirrorResult{Name: le.Name, Skipped: "already in an OCI registry (" + le.Source + ")"})
 			continue
 		}
+		if gitsrc.IsWellKnownIndex(le.Source) {
+			out = append(out, MirrorResult{Name: le.Name, Skipped: "from a well-known index, which a mirror does not cover (" + le.Source + ")"})
+			continue
+		}
 		r, err := s.mirrorOne(ctx, le, prefix, progress)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("mirror %s: %w", le.Name, err))

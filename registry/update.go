@@ -130,7 +130,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		res.Status = StatusPinned
 		return res, nil
 	}
-	newSHA := snap.Commit
+	newSHA := snap.PinOf(e.Subdir)
 	if newSHA == e.CommitSHA {
 		res.Status = StatusUpToDate
 		return res, nil
@@ -157,7 +157,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		version = m.Version
 	}
 	res.NewSHA, res.NewVersion = newSHA, version
-	res.LocalEdits = localEdits(snap, e)
+	res.LocalEdits = s.editsOf(snap, e)
 	if req.DryRun {
 		res.Status = StatusWouldUpdate
 		return res, nil

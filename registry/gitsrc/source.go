@@ -54,6 +54,9 @@ func (s Source) Request() FetchRequest {
 // was written, of the kind its scheme says. An oci:// URL that does not
 // parse keeps KindOCI and a zero OCI; fetching it reports why.
 func Recorded(url string) Source {
+	if IsWellKnownIndex(url) {
+		return Source{Raw: url, Kind: KindWellKnown, URL: url}
+	}
 	if !ocisrc.IsOCI(url) {
 		return Source{Raw: url, Kind: KindGit, URL: url}
 	}
@@ -93,6 +96,9 @@ func ParseSource(s string) (Source, error) {
 	}
 	if ocisrc.IsOCI(s) {
 		return ociSource(s)
+	}
+	if IsWellKnownIndex(s) {
+		return Source{Raw: s, Kind: KindWellKnown, URL: s}, nil
 	}
 	// A local path that exists is taken whole, even if it contains '@'.
 	if !schemeRE.MatchString(s) {

@@ -1,12 +1,14 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +25,7 @@ var ErrNotFound = errors.New("no such skill in the catalog")
 type DB struct {
 	db   *sql.DB
 	path string
+	memo memo
 }
 
 const schema = `
@@ -106,6 +109,10 @@ func (d *DB) Replace(ctx context.Context, skills []Skill, at time.Time) error {
 		at.UTC().Format(time.RFC3339), fmt.Sprint(n)); err != nil {
 		return fmt.Errorf("refresh the catalog %s: %w", d.path, err)
 	}
+	// The generation tells readers' memos (textsIn) that the index changed.
+	if _, err := tx.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('generation', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"); err != nil {
+		return fmt.Errorf("refresh the catalog %s: %w", d.path, err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("refresh the catalog %s: %w", d.path, err)
 	}
@@ -143,14 +150,12 @@ func (n *nullString) Scan(v any) error {
 	return nil
 }
 
-// candidates bounds the rows the full-text index hands to Rank.
-const candidates = 500
-
 // Search returns at most limit skills for query, ranked as Rank does;
 // an empty query lists skills by name. The full-text index picks the
-// candidates (bm25, a name match weighing ten times a description
-// match); Score orders them, reading only names and descriptions; only
-// the skills returned are decoded.
+// skills that match a word (by token prefix); Score orders them, reading
+// names and descriptions from memory (textsIn), then the shorter name
+// and description; only the skills returned are decoded. One read
+// transaction sees one index throughout, whatever a refresh does.
 func (d *DB) Search(ctx context.Context, query string, limit int) ([]Skill, error) {
 	words := Words(query)
 	if len(words) == 0 {
@@ -160,31 +165,43 @@ func (d *DB) Search(ctx context.Context, query string, limit int) ([]Skill, erro
 	for i, w := range words {
 		terms[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"*`
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT rowid, name, description FROM skills_fts
-		WHERE skills_fts MATCH ? ORDER BY bm25(skills_fts, 10.0, 1.0) LIMIT ?`, strings.Join(terms, " OR "), candidates)
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("search the catalog: %w", err)
+	}
+	defer tx.Rollback()
+	t, err := d.textsIn(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("search the catalog: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT rowid FROM skills_fts WHERE skills_fts MATCH ?", strings.Join(terms, " OR "))
 	if err != nil {
 		return nil, fmt.Errorf("search the catalog: %w", err)
 	}
 	type hit struct {
 		rowid int64
 		sc    float64
+		text
 	}
 	var hits []hit
 	for rows.Next() {
 		var h hit
-		var s Skill
-		if err := rows.Scan(&h.rowid, &s.Name, &s.Description); err != nil {
+		if err := rows.Scan(&h.rowid); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("search the catalog: %w", err)
 		}
-		h.sc = Score(words, s)
+		h.text = t.rows[h.rowid]
+		h.sc = scoreLower(words, h.name, h.desc)
 		hits = append(hits, h)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search the catalog: %w", err)
 	}
-	sortStable(hits, func(a, b hit) bool { return a.sc > b.sc })
+	slices.SortFunc(hits, func(a, b hit) int {
+		return cmp.Or(cmp.Compare(b.sc, a.sc), cmp.Compare(len(a.name), len(b.name)), cmp.Compare(len(a.desc), len(b.desc)),
+			strings.Compare(a.name, b.name), cmp.Compare(a.rowid, b.rowid))
+	})
 	if len(hits) > limit {
 		hits = hits[:limit]
 	}
@@ -197,7 +214,7 @@ func (d *DB) Search(ctx context.Context, query string, limit int) ([]Skill, erro
 	for i, h := range hits {
 		ids[i], args[i], at[h.rowid] = "?", h.rowid, i
 	}
-	rows, err = d.db.QueryContext(ctx, "SELECT rowid, data FROM skills WHERE rowid IN ("+strings.Join(ids, ",")+")", args...)
+	rows, err = tx.QueryContext(ctx, "SELECT rowid, data FROM skills WHERE rowid IN ("+strings.Join(ids, ",")+")", args...)
 	if err != nil {
 		return nil, fmt.Errorf("search the catalog: %w", err)
 	}

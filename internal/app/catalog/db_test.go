@@ -145,3 +145,41 @@ func TestHelperRefreshUntilKilled(t *testing.T) {
 	_ = d.Replace(context.Background(), skillsNamed("new", 200), time.Now())
 	t.Fatal("the refresh was not killed")
 }
+
+// TestSearchAfterReplace: a search sees the index a later Replace wrote,
+// even one at the same second with as many skills (the memo of names is
+// keyed by the generation, not the time).
+func TestSearchAfterReplace(t *testing.T) {
+	d, err := Open(t.TempDir() + "/catalog.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	at := time.Unix(1700000000, 0)
+	for _, name := range []string{"pdf-old", "pdf-new"} {
+		if err := d.Replace(ctx, []Skill{{ID: "x#" + name, Name: name, Description: "Stamps pages."}}, at); err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Search(ctx, "pdf", 5)
+		if err != nil || len(got) != 1 || got[0].Name != name {
+			t.Fatalf("after the index of %s: %+v, %v", name, got, err)
+		}
+	}
+	// A second DB on the same file (another process) sees it too.
+	other, err := Open(d.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Search(ctx, "pdf", 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Replace(ctx, []Skill{{ID: "x#forms", Name: "forms", Description: "About pdf."}, {ID: "x#pdf", Name: "pdf", Description: "PDF."}}, at); err != nil {
+		t.Fatal(err)
+	}
+	got, err := other.Search(ctx, "pdf", 5)
+	if err != nil || len(got) != 2 || got[0].Name != "pdf" || got[1].Name != "forms" {
+		t.Fatalf("another process's search after a replace: %+v, %v", got, err)
+	}
+}

@@ -2,5 +2,6 @@
 // collects them from the installed set, git sources, OCI registries and
 // skills.sh-compatible search APIs, ranks them for a query, and keeps a
 // team's index in an SQLite database (pure Go, FTS5) that a small HTTP
-// server answers from: the skills.sh search API and a web page.
+// server answers from: the skills.sh search API, a web page and the
+// well-known discovery index.
 package catalog

@@ -36,8 +36,9 @@ type ServerOptions struct {
 }
 
 // Handler serves a catalog, read-only: GET /api/search (the skills.sh
-// search API) and the web page (/ and /skill?id=). Host and Origin are
-// checked as for agent mcp --http.
+// search API), the web page (/ and /skill?id=) and the well-known
+// discovery index (wellknown.go). Host and Origin are checked as for
+// agent mcp --http.
 func Handler(o ServerOptions) http.Handler {
 	s := &server{ServerOptions: o}
 	mux := http.NewServeMux()
@@ -45,12 +46,15 @@ func Handler(o ServerOptions) http.Handler {
 	mux.HandleFunc("POST /api/refresh", s.refresh)
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /skill", s.skillPage)
+	mux.HandleFunc("GET "+wellKnownIndex, s.wellKnownIndex)
+	mux.HandleFunc("GET "+wellKnownSkill, s.wellKnownSkill)
 	return httpguard.Host(httpguard.Origin(s.auth(mux)))
 }
 
 type server struct {
 	ServerOptions
 	refreshing sync.Mutex
+	wk         wellKnownCache
 }
 
 func (s *server) auth(next http.Handler) http.Handler {

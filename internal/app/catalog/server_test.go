@@ -148,7 +148,7 @@ func TestSkillPageIsSafe(t *testing.T) {
 			t.Errorf("the rendered SKILL.md holds %q:\n%s", bad, article)
 		}
 	}
-	for _, want := range []string{"<h1>PDF</h1>", "agent skill add &#39;file:///team#skills/pdf&#39;", "npx skills add file:///team --skill pdf", "data-copy="} {
+	for _, want := range []string{"<h1>PDF</h1>", "agent skill add &#39;file:///team#skills/pdf&#39;", "npx skills add " + srv.URL + " --skill pdf", "data-copy="} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -81,8 +81,11 @@ func SplitID(id string) (source, skill string, ok bool) {
 // the name counts more than every word of a long query in the
 // description, so name matches rank above description matches.
 func Score(words []string, s Skill) float64 {
-	name := strings.ToLower(s.Name)
-	desc := strings.ToLower(s.Description)
+	return scoreLower(words, strings.ToLower(s.Name), strings.ToLower(s.Description))
+}
+
+// scoreLower is Score of a lowercased name and description.
+func scoreLower(words []string, name, desc string) float64 {
 	var sc float64
 	for _, w := range words {
 		switch {

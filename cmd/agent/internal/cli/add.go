@@ -18,6 +18,7 @@ import (
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/wellknown"
 )
 
 type addOptions struct {
@@ -186,6 +187,8 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	if err != nil {
 		return err
 	}
+	// https://HOST[/PATH] is a well-known site when it serves an index.
+	src = (&wellknown.Fetcher{}).Resolve(ctx, src)
 	if opts.Name != "" {
 		if _, err := manifest.Canonical(opts.Name); err != nil {
 			return fmt.Errorf("--name: %w", err)

@@ -68,7 +68,7 @@ func newCmdCatalogServe(f *Factory, runF func(context.Context, *catalogOptions) 
 	opts := &catalogOptions{IO: f.IO, Config: f.Config, Store: f.Store}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the catalog: a web page and the skills.sh search API",
+		Short: "Serve the catalog: a web page, the skills.sh search API and the well-known index",
 		Long: dedent(`
 			Index the skills of the sources: in config.yaml (git sources and
 			OCI registries, as agent skill search reads them) into an SQLite
@@ -78,6 +78,9 @@ func newCmdCatalogServe(f *Factory, runF func(context.Context, *catalogOptions) 
 			  /api/search?q=&limit=        the skills.sh search API, for
 			                               SKILLS_API_URL=http://ADDR npx skills find
 			                               and indexes: in another agent's config
+			  /.well-known/agent-skills/   the discovery index, for
+			                               agent skill add http://ADDR and
+			                               npx skills add http://ADDR
 			  POST /api/refresh            index the sources again now
 
 			The index is rebuilt every --refresh and on demand, in one
