@@ -48,6 +48,8 @@ type Config struct {
 	// Limits are max_file_size and max_skill_size (AGENT_MAX_FILE_SIZE,
 	// AGENT_MAX_SKILL_SIZE), bytes: what add, update and sync write.
 	Limits gitsrc.Limits
+	// Audit is audit: in config.yaml (agent skill audit).
+	Audit AuditConfig
 }
 
 // SignaturesConfig is signatures: in config.yaml.
@@ -310,6 +312,9 @@ func (f *Factory) loadConfig() (*Config, error) {
 	}
 	if err := v.UnmarshalKey("signatures", &cfg.Signatures); err != nil {
 		return nil, fmt.Errorf("read signatures: in %s: %w (required: true|false, signers: a list of {key: PUBLIC_KEY_OR_FILE, sources: [URL_PREFIX...]})", path, err)
+	}
+	if err := readAuditConfig(v, cfg, path); err != nil {
+		return nil, err
 	}
 	cfg.Limits = gitsrc.Limits{File: v.GetInt64("max_file_size"), Skill: v.GetInt64("max_skill_size")}
 	if cfg.Limits.File <= 0 || cfg.Limits.Skill <= 0 {

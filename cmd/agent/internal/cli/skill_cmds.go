@@ -23,6 +23,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdPublish(f, nil),
 		newCmdMirror(f, nil),
 		newCmdSign(f, nil),
+		newCmdAudit(f, nil),
 	)
 }
 
