@@ -124,13 +124,6 @@ func looksASCII(r rune) bool {
 	return true
 }
 
-// literalRx finds quoted strings and the value of NAME=value or
-// NAME: value.
-var (
-	quotedRx     = lazyregexp.New(`"([^"\\\n]{8,})"|'([^'\\\n]{8,})'|` + "`([^`\\n]{8,})`")
-	assignmentRx = lazyregexp.New(`([A-Za-z_][A-Za-z0-9_.-]*)["']?\s*(?::|=|:=)\s*["']?([^"'\s,;)]{8,})`)
-)
-
 // placeholders mark a value as an example, not a secret.
 var placeholders = []string{"your", "xxx", "example", "placeholder", "changeme", "change-me", "change_me", "<", ">", "${", "$(", "{{", "***", "...", "…", "dummy", "fake", "sample", "redacted", "replace", "insert", "todo", "mypassword", "mysecret", "secret@", "password@", "pass@", ":pass", ":password", "os.environ", "process.env", "getenv", "env[", "env.", "$"}
 
@@ -155,27 +148,130 @@ func checkSecret(c *compiled, f *file, m *manifest.Manifest, emit emitFunc) {
 			continue
 		}
 		found := ""
-		for _, field := range strings.FieldsFunc(line, func(r rune) bool {
-			return r == ' ' || r == '\t' || r == '"' || r == '\'' || r == '`' || r == '(' || r == ')' || r == ','
-		}) {
-			if len(field) >= 8 && envfilter.SecretValue(field) && !isPlaceholder(field) {
+		for _, field := range strings.FieldsFunc(line, isFieldBreak) {
+			if mayBeSecret(field) && envfilter.SecretValue(field) && !isPlaceholder(field) && !weakSecret(field) {
 				found = "a value that looks like a token or a password"
 				break
 			}
 		}
-		if found == "" && strings.ContainsAny(line, "=:") {
-			for _, sm := range assignmentRx.FindAllStringSubmatch(line, -1) {
-				name, value := sm[1], sm[2]
-				if envfilter.Secret(strings.ToUpper(strings.ReplaceAll(name, "-", "_")), "") && randomLooking(value) && !isPlaceholder(value) {
-					found = name + " is given a literal value"
-					break
-				}
-			}
+		if found == "" {
+			found = secretAssignment(line)
 		}
 		if found != "" && !emit(i, 1, found) {
 			return
 		}
 	}
+}
+
+func isFieldBreak(r rune) bool {
+	return r == ' ' || r == '\t' || r == '"' || r == '\'' || r == '`' || r == '(' || r == ')' || r == ',' || r == '<' || r == '>'
+}
+
+// mayBeSecret is what SecretValue could say yes to, cheaply: a URL with
+// a user part, a key=value, or a word long enough for a token.
+func mayBeSecret(field string) bool {
+	if len(field) < 8 {
+		return false
+	}
+	return strings.Contains(field, "@") && strings.Contains(field, "://") || strings.IndexByte(field, '=') >= 0 || len(field) >= 17
+}
+
+// secretAssignment finds NAME = "value" (or NAME: value) where the env
+// filter takes NAME for a secret's name and value looks generated.
+func secretAssignment(line string) string {
+	for i := 0; i < len(line); i++ {
+		if line[i] != '=' && line[i] != ':' {
+			continue
+		}
+		// The name: identifier characters before, past a closing quote
+		// and spaces.
+		j := i
+		for j > 0 && (line[j-1] == ' ' || line[j-1] == '"' || line[j-1] == '\'') {
+			j--
+		}
+		k := j
+		for k > 0 && isNameChar(line[k-1]) {
+			k--
+		}
+		if k == j {
+			continue
+		}
+		// The value: past '=' of ':=', spaces and an opening quote.
+		v := i + 1
+		for v < len(line) && (line[v] == '=' || line[v] == ' ' || line[v] == '"' || line[v] == '\'') {
+			v++
+		}
+		e := v
+		for e < len(line) && !strings.ContainsRune(" \t\"',;)`", rune(line[e])) {
+			e++
+		}
+		name, value := line[k:j], line[v:e]
+		if len(value) < 16 {
+			continue
+		}
+		if envfilter.Secret(strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name)), "") && randomLooking(value) && !isPlaceholder(value) {
+			return name + " is given a literal value"
+		}
+	}
+	return ""
+}
+
+func isNameChar(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '_' || b == '-' || b == '.'
+}
+
+// weakSecret reports whether the secret part of a field the env filter
+// flagged is too short or too plain to be a real one: the password of
+// user:pwd@host or of password=value under 8 characters, or a word
+// (password=hash_password, --password=secret123).
+func weakSecret(field string) bool {
+	secret := ""
+	switch {
+	case strings.Contains(field, "://") && strings.Contains(field, "@"):
+		auth := field[strings.Index(field, "://")+3:]
+		auth, _, _ = strings.Cut(auth, "/")
+		userinfo := auth[:strings.LastIndex(auth, "@")+1]
+		_, secret, _ = strings.Cut(strings.TrimSuffix(userinfo, "@"), ":")
+	case strings.Contains(field, "="):
+		secret = field[strings.LastIndex(field, "=")+1:]
+		secret = strings.TrimRight(secret, ";&")
+	default:
+		// A token prefix: the env filter already asked for its length.
+		return fakeToken(field)
+	}
+	if len(secret) < 8 {
+		return true
+	}
+	return wordLike(secret) || fakeToken(secret)
+}
+
+// wordLike reports whether s holds a run of 5 or more lower-case letters
+// or a call: passwords in examples are words (secret123, hash_password(x)).
+func wordLike(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if 'a' <= s[i] && s[i] <= 'z' {
+			run++
+			if run >= 5 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// fakeToken reports an obviously made-up token: counting digits or
+// letters (1234567, abcdef), or one character repeated.
+func fakeToken(s string) bool {
+	l := strings.ToLower(s)
+	for _, seq := range []string{"1234567", "abcdef", "000000", "aaaaaa", "xxxxxx"} {
+		if strings.Contains(l, seq) {
+			return true
+		}
+	}
+	return false
 }
 
 // randomLooking reports whether v reads as a generated secret: 16 or
@@ -197,7 +293,28 @@ func randomLooking(v string) bool {
 			return false
 		}
 	}
-	return letters >= 4 && digits >= 3
+	if letters < 4 || digits < 3 || fakeToken(v) {
+		return false
+	}
+	// A run of 7 letters of one case is a word: payment_abc123_attempt1.
+	run, lastUpper := 0, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		isLower, isUpper := 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z'
+		switch {
+		case isLower && (run == 0 || !lastUpper), isUpper && (run == 0 || lastUpper):
+			run++
+			lastUpper = isUpper
+		case isLower || isUpper:
+			run, lastUpper = 1, isUpper
+		default:
+			run = 0
+		}
+		if run >= 7 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkBlob finds long encoded runs: base64 (256 or more characters of
@@ -215,7 +332,7 @@ func checkBlob(c *compiled, f *file, m *manifest.Manifest, emit emitFunc) {
 			}
 			j++
 		}
-		if j-i >= minRun {
+		if j-i >= minRun && (hex || looksEncoded(t[i:j])) && !encodedMedia(t[i:j]) {
 			kind := "base64"
 			if hex {
 				kind = "hex"
@@ -249,13 +366,43 @@ func checkBlob(c *compiled, f *file, m *manifest.Manifest, emit emitFunc) {
 	}
 }
 
+// looksEncoded reports whether a run of base64's alphabet mixes upper
+// and lower case letters and digits, as encoded bytes do; a protein or
+// DNA sequence, a long word or a run of one letter does not.
+func looksEncoded(run string) bool {
+	var upper, lower, digit bool
+	for i := 0; i < len(run); i++ {
+		switch b := run[i]; {
+		case 'A' <= b && b <= 'Z':
+			upper = true
+		case 'a' <= b && b <= 'z':
+			lower = true
+		case '0' <= b && b <= '9':
+			digit = true
+		}
+	}
+	return upper && lower && digit
+}
+
+// mediaPrefixes are the base64 forms of the first bytes of images and
+// fonts (PNG, JPEG, GIF, WebP's RIFF, SVG and XML text, WOFF, WOFF2,
+// PDF): an icon written into a script is data, not hidden code.
+var mediaPrefixes = []string{"iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "PD94bWwg", "d09GR", "d09GMg", "JVBERi0"}
+
+func encodedMedia(run string) bool {
+	for _, p := range mediaPrefixes {
+		if strings.HasPrefix(run, p) {
+			return true
+		}
+	}
+	return false
+}
+
 func isBase64(b byte) bool {
 	return 'A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '+' || b == '/' || b == '='
 }
 
 func isHex(b byte) bool { return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F' }
-
-var urlRx = lazyregexp.New(`(?i)\b(https?|wss?)://([^/\s"'<>()\[\]{}\\` + "`" + `,;|@]+@)?([^/\s"'<>()\[\]{}\\` + "`" + `,;|:?#]+)(:[0-9]{1,5})?`)
 
 // benignHosts never need declaring: this machine, and names reserved for
 // examples and tests (RFC 2606, RFC 6761).
@@ -288,17 +435,23 @@ func checkHost(c *compiled, f *file, m *manifest.Manifest, emit emitFunc) {
 		return
 	}
 	reported := map[string]bool{}
-	for _, loc := range urlRx.FindAllStringSubmatchIndex(f.text, -1) {
-		scheme := strings.ToLower(f.text[loc[2]:loc[3]])
-		host := strings.ToLower(strings.TrimSuffix(f.text[loc[6]:loc[7]], "."))
-		port := ""
-		if loc[8] >= 0 {
-			port = f.text[loc[8]+1 : loc[9]]
+	t := f.text
+	for off := 0; ; {
+		i := strings.Index(t[off:], "://")
+		if i < 0 {
+			return
 		}
-		if reported[host] || benignHost(host) || hostAllowed(net, scheme, host, port) {
+		i += off
+		off = i + 3
+		start, scheme := urlScheme(t, i)
+		if scheme == "" {
 			continue
 		}
-		line := f.lineAt(loc[0])
+		host, port := urlHost(t[i+3:])
+		if host == "" || reported[host] || benignHost(host) || hostAllowed(net, scheme, host, port) {
+			continue
+		}
+		line := f.lineAt(start)
 		if !c.lineApplies(f, line) {
 			continue
 		}
@@ -311,10 +464,53 @@ func checkHost(c *compiled, f *file, m *manifest.Manifest, emit emitFunc) {
 		if len(net) > 0 {
 			detail = hp + " (permissions.network lists " + strings.Join(net, ", ") + ")"
 		}
-		if !emit(line, utf8.RuneCountInString(f.text[f.starts[line]:loc[0]])+1, detail) {
+		if !emit(line, utf8.RuneCountInString(t[f.starts[line]:start])+1, detail) {
 			return
 		}
 	}
+}
+
+// urlScheme returns where the scheme before "://" at i starts and the
+// scheme (lower case), if it is http, https, ws or wss and starts a word.
+func urlScheme(t string, i int) (int, string) {
+	s := i
+	for s > 0 && i-s < 5 && isLetter(t[s-1]) {
+		s--
+	}
+	if s > 0 && (isLetter(t[s-1]) || '0' <= t[s-1] && t[s-1] <= '9' || t[s-1] == '_') {
+		return 0, ""
+	}
+	switch scheme := strings.ToLower(t[s:i]); scheme {
+	case "http", "https", "ws", "wss":
+		return s, scheme
+	}
+	return 0, ""
+}
+
+func isLetter(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }
+
+// urlHost reads the authority after "://": the host (lower case, without
+// a trailing dot) and the port, past any user part.
+func urlHost(t string) (host, port string) {
+	end := 0
+	for end < len(t) && !strings.ContainsRune("/?#\"'<>()[]{}\\` ,;|\t\r\n", rune(t[end])) {
+		end++
+	}
+	auth := t[:end]
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		auth = auth[at+1:]
+	}
+	host = auth
+	if c := strings.LastIndexByte(auth, ':'); c >= 0 {
+		host, port = auth[:c], auth[c+1:]
+		for j := 0; j < len(port); j++ {
+			if port[j] < '0' || port[j] > '9' {
+				port = ""
+				break
+			}
+		}
+	}
+	return strings.ToLower(strings.TrimSuffix(host, ".")), port
 }
 
 // hostAllowed reports whether a permissions.network entry (host:port,
@@ -353,6 +549,9 @@ var benignPaths = []string{"/tmp", "/var/tmp", "/private/tmp", "/private/var/fol
 // checkPath finds paths outside the skill's folder that permissions.fs
 // does not declare, in code.
 func checkPath(c *compiled, f *file, m *manifest.Manifest, emit emitFunc) {
+	if !mayHavePath(f.text) {
+		return
+	}
 	declared := slices.Concat(m.Permissions.FS.Read, m.Permissions.FS.Write)
 	reported := map[string]bool{}
 	for _, loc := range pathRx.FindAllStringSubmatchIndex(f.text, -1) {
@@ -376,6 +575,18 @@ func checkPath(c *compiled, f *file, m *manifest.Manifest, emit emitFunc) {
 			return
 		}
 	}
+}
+
+// pathStarts are what a path pathRx finds must hold.
+var pathStarts = []string{"~/", "$HOME", "${HOME}", "%USERPROFILE%", "/etc/", "/root/", "/home/", "/Users/", "/var/", "/opt/", "/srv/", "/mnt/", "/proc/", "/sys/", "/Library/", "/private/"}
+
+func mayHavePath(t string) bool {
+	for _, s := range pathStarts {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // pathDeclared reports whether p is under a declared path or a benign

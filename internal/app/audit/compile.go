@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -122,63 +121,152 @@ func requiredLiterals(p string) []literal {
 }
 
 func litsOf(re *syntax.Regexp) ([]literal, bool) {
+	l, _, ok := lits(re)
+	return l, ok
+}
+
+// lits returns a set of literals one of which every match of re holds;
+// exact says that the set is every string re matches (so that a
+// concatenation may join it with its neighbours: i(?:wr|rm) is iwr, irm).
+func lits(re *syntax.Regexp) (out []literal, exact, ok bool) {
 	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return []literal{{}}, true, true
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
 		s := string(re.Rune)
 		if fold {
 			s = foldString(s)
 		}
-		return []literal{{s: s, fold: fold}}, true
-	case syntax.OpCapture, syntax.OpPlus:
-		return litsOf(re.Sub[0])
+		return []literal{{s: s, fold: fold}}, true, true
+	case syntax.OpCapture:
+		return lits(re.Sub[0])
+	case syntax.OpPlus:
+		l, _, ok := lits(re.Sub[0])
+		return l, false, ok
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return litsOf(re.Sub[0])
+			l, _, ok := lits(re.Sub[0])
+			return l, false, ok
 		}
 	case syntax.OpConcat:
 		var best []literal
-		bestLen := 0
-		for _, sub := range re.Sub {
-			l, ok := litsOf(sub)
-			if !ok {
-				continue
-			}
-			if n := minLen(l); best == nil || n > bestLen {
-				best, bestLen = l, n
+		var run []literal // the product of the exact subs so far
+		consider := func(l []literal) {
+			if l != nil && minLen(l) > 0 && (best == nil || minLen(l) > minLen(best)) {
+				best = l
 			}
 		}
-		return best, best != nil
-	case syntax.OpAlternate:
-		var out []literal
+		allExact := true
 		for _, sub := range re.Sub {
-			l, ok := litsOf(sub)
-			if !ok {
-				return nil, false
+			l, ex, ok := lits(sub)
+			switch {
+			case ok && ex && run != nil && len(run)*len(l) <= maxLiterals:
+				run = product(run, l)
+			case ok && ex:
+				consider(run)
+				run = l
+			default:
+				allExact = false
+				consider(run)
+				run = nil
+				if ok {
+					consider(l)
+				}
 			}
+		}
+		if allExact && run != nil && (best == nil || minLen(run) >= minLen(best)) {
+			return run, true, true
+		}
+		consider(run)
+		return best, false, best != nil
+	case syntax.OpAlternate:
+		exact := true
+		for _, sub := range re.Sub {
+			l, ex, ok := lits(sub)
+			if !ok || minLen(l) == 0 {
+				return nil, false, false
+			}
+			exact = exact && ex
 			out = append(out, l...)
 			if len(out) > maxLiterals {
-				return nil, false
+				return nil, false, false
 			}
 		}
-		return out, true
+		return out, exact, true
 	case syntax.OpCharClass:
 		n := 0
 		for i := 0; i < len(re.Rune); i += 2 {
 			n += int(re.Rune[i+1]-re.Rune[i]) + 1
 		}
-		if n > 8 {
-			return nil, false
+		if n <= 16 {
+			// Case folding gives classes such as [Kk\x{212A}]: each rune
+			// is looked for in the folded text.
+			fold := re.Flags&syntax.FoldCase != 0
+			seen := map[string]bool{}
+			for i := 0; i < len(re.Rune); i += 2 {
+				for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+					s := string(r)
+					if fold {
+						s = foldString(s)
+					}
+					if !seen[s] {
+						seen[s] = true
+						out = append(out, literal{s: s, fold: fold})
+					}
+				}
+			}
+			return out, true, true
 		}
-		var out []literal
-		for i := 0; i < len(re.Rune); i += 2 {
-			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				out = append(out, literal{s: string(r)})
+		// A wide class of runes whose UTF-8 forms share their first
+		// bytes (the tag characters: F3 A0): those bytes.
+		if p := classPrefix(re.Rune); len(p) >= 2 {
+			return []literal{{s: p}}, false, true
+		}
+	}
+	return nil, false, false
+}
+
+// product joins every literal of a with every one of b.
+func product(a, b []literal) []literal {
+	out := make([]literal, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			// A folded part makes the whole folded: fold the plain one.
+			switch {
+			case x.fold == y.fold:
+				out = append(out, literal{s: x.s + y.s, fold: x.fold})
+			case x.fold:
+				out = append(out, literal{s: x.s + foldString(y.s), fold: true})
+			default:
+				out = append(out, literal{s: foldString(x.s) + y.s, fold: true})
 			}
 		}
-		return out, true
 	}
-	return nil, false
+	return out
+}
+
+// classPrefix is the longest byte prefix the UTF-8 forms of every rune
+// of the ranges share.
+func classPrefix(ranges []rune) string {
+	var prefix []byte
+	for i, r := range ranges {
+		b := utf8.AppendRune(nil, r)
+		if i == 0 {
+			prefix = b
+			continue
+		}
+		if len(b) != len(prefix) {
+			return ""
+		}
+		j := 0
+		for j < len(prefix) && prefix[j] == b[j] {
+			j++
+		}
+		prefix = prefix[:j]
+	}
+	return string(prefix)
 }
 
 func minLen(l []literal) int {
@@ -195,17 +283,22 @@ func minLen(l []literal) int {
 // so that two strings equal under (?i) fold to the same string (K, k and
 // the Kelvin sign all become K; ſ, s and S become S).
 func foldString(s string) string {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			ascii = false
-			break
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			b = append(b, c)
+			i++
+			continue
 		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		b = utf8.AppendRune(b, foldRune(r))
+		i += n
 	}
-	if ascii {
-		return strings.ToUpper(s)
-	}
-	return strings.Map(foldRune, s)
+	return string(b)
 }
 
 func foldRune(r rune) rune {
@@ -230,11 +323,7 @@ func (p pattern) mayMatch(f *file) bool {
 		return true
 	}
 	for _, l := range p.lits {
-		if l.fold {
-			if strings.Contains(f.folded(), l.s) {
-				return true
-			}
-		} else if strings.Contains(f.text, l.s) {
+		if f.holds(l) {
 			return true
 		}
 	}

@@ -28,9 +28,9 @@ type Rule struct {
 	Severity        Severity `yaml:"severity" json:"severity"`
 	Patterns        []string `yaml:"patterns,omitempty" json:"patterns,omitempty"`
 	ExcludePatterns []string `yaml:"exclude_patterns,omitempty" json:"exclude_patterns,omitempty"`
-	// FileTypes are the kinds of file (or, in markdown, of fenced code
-	// block) the rule reads: markdown, python, shell, javascript, text,
-	// or any (the default).
+	// FileTypes are the kinds of file the rule reads: markdown, python,
+	// shell, javascript, text, or any (the default). Fenced code in
+	// markdown is markdown (where: code selects it).
 	FileTypes   []string `yaml:"file_types,omitempty" json:"file_types,omitempty"`
 	Description string   `yaml:"description" json:"description"`
 	Remediation string   `yaml:"remediation" json:"remediation"`

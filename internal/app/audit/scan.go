@@ -195,12 +195,29 @@ type file struct {
 	text  string
 	// starts[i] is the offset of line i+1.
 	starts []int
-	// regions and langs describe each line of a markdown file: where it
-	// stands, and the file type of the fenced block holding it ("" for
-	// none or an unknown language).
+	// regions says where each line of a markdown file stands.
 	regions []region
-	langs   []string
 	fold    *string
+	// seen caches holds: rules share literals (curl, wget, base64).
+	seen map[literal]bool
+}
+
+// holds reports whether f contains l, once per literal.
+func (f *file) holds(l literal) bool {
+	if v, ok := f.seen[l]; ok {
+		return v
+	}
+	var v bool
+	if l.fold {
+		v = strings.Contains(f.folded(), l.s)
+	} else {
+		v = strings.Contains(f.text, l.s)
+	}
+	if f.seen == nil {
+		f.seen = map[literal]bool{}
+	}
+	f.seen[l] = v
+	return v
 }
 
 func newFile(name string, data []byte) *file {
@@ -257,14 +274,6 @@ func (f *file) region(i int) region {
 	return f.regions[i]
 }
 
-// types are the file types line i counts as: the file's, and in markdown
-// that of its fenced block.
-func (f *file) hasType(i int, types map[string]bool) bool {
-	if types == nil || types[f.ftype] {
-		return true
-	}
-	return f.langs != nil && f.langs[i] != "" && types[f.langs[i]]
-}
 
 // fileType is the kind of file by its extension, or its #! line.
 func fileType(name, text string) string {
@@ -292,28 +301,12 @@ func fileType(name, text string) string {
 	return "text"
 }
 
-// langType maps a fenced block's info string to a file type.
-func langType(info string) string {
-	lang, _, _ := strings.Cut(strings.TrimSpace(info), " ")
-	lang = strings.ToLower(strings.Trim(lang, "{}."))
-	switch lang {
-	case "sh", "bash", "shell", "zsh", "console", "shell-session", "shellsession", "powershell", "ps1", "pwsh", "bat", "cmd", "fish", "ksh":
-		return "shell"
-	case "py", "python", "python3", "ipython", "pycon":
-		return "python"
-	case "js", "javascript", "ts", "typescript", "jsx", "tsx", "node", "mjs":
-		return "javascript"
-	}
-	return ""
-}
-
 // markdown marks each line's region: the front matter between the
 // opening and closing ---, fenced code (``` or ~~~, any indent, closed by
 // a fence of the same character at least as long), and prose.
 func (f *file) markdown() {
 	n := f.lines()
 	f.regions = make([]region, n)
-	f.langs = make([]string, n)
 	i := 0
 	if n > 0 && strings.TrimSpace(f.line(0)) == "---" {
 		for j := 1; j < n; j++ {
@@ -327,22 +320,20 @@ func (f *file) markdown() {
 		}
 	}
 	var fence string // the open fence, "" outside one
-	lang := ""
 	for ; i < n; i++ {
 		t := strings.TrimLeft(f.line(i), " \t>")
 		if fence == "" {
 			if c := fenceOf(t); c != "" {
-				fence, lang = c, langType(t[len(c):])
+				fence = c
 				f.regions[i] = inCode
 				continue
 			}
 			f.regions[i] = inProse
 			continue
 		}
-		f.regions[i], f.langs[i] = inCode, lang
+		f.regions[i] = inCode
 		if c := fenceOf(t); c != "" && c[0] == fence[0] && len(c) >= len(fence) && strings.TrimSpace(t[len(c):]) == "" {
-			fence, lang = "", ""
-			f.langs[i] = ""
+			fence = ""
 		}
 	}
 }
@@ -403,28 +394,15 @@ func (c *compiled) scan(f *file, m *manifest.Manifest) []Finding {
 	return out
 }
 
-// reads reports whether the rule reads f at all.
-func (c *compiled) reads(f *file) bool {
-	if c.types == nil || c.types[f.ftype] {
-		return true
-	}
-	if f.ftype != "markdown" {
-		return false
-	}
-	for _, l := range f.langs {
-		if l != "" && c.types[l] {
-			return true
-		}
-	}
-	return false
-}
+// reads reports whether the rule reads f at all: code rules read code
+// files, and markdown rules (with where: code for fenced blocks) the
+// instructions, so that a README's install line is not taken for a
+// script's.
+func (c *compiled) reads(f *file) bool { return c.types == nil || c.types[f.ftype] }
 
 // lineApplies reports whether a match on line i counts: the line's type
 // and region are the rule's, and no exclude pattern matches it.
 func (c *compiled) lineApplies(f *file, i int) bool {
-	if !f.hasType(i, c.types) {
-		return false
-	}
 	switch c.Where {
 	case "prose":
 		if f.region(i) != inProse {
