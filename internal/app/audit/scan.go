@@ -274,7 +274,6 @@ func (f *file) region(i int) region {
 	return f.regions[i]
 }
 
-
 // fileType is the kind of file by its extension, or its #! line.
 func fileType(name, text string) string {
 	ext := strings.ToLower(path.Ext(name))
