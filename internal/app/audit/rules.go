@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"sort"
 	"strings"
@@ -126,11 +127,30 @@ func (r *Rule) check() error {
 		if _, err := regexp.Compile(p); err != nil {
 			return fmt.Errorf("pattern %q: %v", p, err)
 		}
+		if n := progSize(p); n > maxProg {
+			return fmt.Errorf("pattern %q compiles to %d instructions (at most %d): counted repeats such as {500} make every audit slow", p, n, maxProg)
+		}
 	}
 	if len(r.Examples.Match) == 0 || len(r.Examples.Clean) == 0 {
 		return errors.New("examples: give at least one match and one clean sample")
 	}
 	return nil
+}
+
+// maxProg bounds a pattern's compiled size: Go's matcher is linear in the
+// text, times the program's size, and a rule runs on every file.
+const maxProg = 4000
+
+func progSize(p string) int {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0
+	}
+	return len(prog.Inst)
 }
 
 // Pack is the rule set a report was made with.
