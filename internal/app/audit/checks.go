@@ -423,7 +423,13 @@ func benignHost(h string) bool {
 			return true
 		}
 	}
-	// Templates and placeholders: {host}, $HOST, <host>, YOUR_HOST.
+	// Not a host name at all (….git), templates and placeholders:
+	// {host}, $HOST, <host>, YOUR_HOST.
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '[' || c == ']' || c == ':') {
+			return true
+		}
+	}
 	return !strings.Contains(h, ".") || strings.ContainsAny(h, "{}$<>%*") || strings.Contains(h, "your")
 }
 
