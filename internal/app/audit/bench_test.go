@@ -75,3 +75,23 @@ func BenchmarkAudit(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAuditExample audits the example skill
+// (examples/skills/hello-extended) from disk: the audit that add runs.
+func BenchmarkAuditExample(b *testing.B) {
+	dir := filepath.Join("..", "..", "..", "examples", "skills", "hello-extended")
+	rs, err := Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, _, err := gitsrc.LoadManifest(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fsys := os.DirFS(dir)
+	for b.Loop() {
+		if _, err := rs.Audit(fsys, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

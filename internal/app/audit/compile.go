@@ -2,6 +2,8 @@ package audit
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"regexp"
 	"regexp/syntax"
 	"unicode"
@@ -26,6 +28,9 @@ type pattern struct {
 	re *regexp.Regexp
 	// lits is nil when no such set was found; then the regexp always runs.
 	lits []literal
+	// ids are the lits' ids in pf, the prefilter of the rule set.
+	ids []int32
+	pf  *prefilter
 }
 
 type literal struct {
@@ -317,10 +322,57 @@ func foldRune(r rune) rune {
 	return min
 }
 
+// lines returns, in order, the lines of f (0-based) that hold one of p's
+// literals; nil when p has none, and the whole text must be read.
+func (p pattern) lines(f *file) []int {
+	if p.lits == nil {
+		return nil
+	}
+	seen := map[int]bool{}
+	out := []int{}
+	for _, l := range p.lits {
+		if l.s == "" {
+			continue
+		}
+		text, starts := f.text, f.starts
+		if l.fold {
+			text, starts = f.folded(), f.foldedStarts()
+		}
+		for off := 0; ; {
+			i := strings.Index(text[off:], l.s)
+			if i < 0 {
+				break
+			}
+			i += off
+			line := sort.SearchInts(starts, i+1) - 1
+			if !seen[line] {
+				seen[line] = true
+				out = append(out, line)
+			}
+			// Past this line: one look per line is enough.
+			if line+1 < len(starts) {
+				off = starts[line+1]
+			} else {
+				break
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
 // mayMatch reports whether f holds one of p's literals.
 func (p pattern) mayMatch(f *file) bool {
 	if p.lits == nil {
 		return true
+	}
+	if f.pf != nil && f.pf == p.pf {
+		for _, id := range p.ids {
+			if f.found[id] {
+				return true
+			}
+		}
+		return false
 	}
 	for _, l := range p.lits {
 		if f.holds(l) {

@@ -171,6 +171,7 @@ func (p Pack) String() string {
 type Rules struct {
 	Pack  Pack
 	rules []*compiled
+	pf    *prefilter
 }
 
 // List returns the rules, sorted by id.
@@ -275,6 +276,7 @@ func Load(opts LoadOptions) (*Rules, error) {
 		}
 		rs.rules = append(rs.rules, c)
 	}
+	rs.pf = newPrefilter(rs.rules)
 	for _, c := range rs.rules {
 		if err := c.selfTest(); err != nil {
 			return nil, fmt.Errorf("%w: %s: rule %s: %v", ErrRule, c.File, c.ID, err)

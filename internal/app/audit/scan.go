@@ -134,6 +134,9 @@ func (rs *Rules) Audit(fsys fs.FS, m *manifest.Manifest) (*Report, error) {
 		}
 		rep.Files++
 		f := newFile(p, data)
+		if rs.pf != nil {
+			rs.pf.run(f)
+		}
 		for _, c := range rs.rules {
 			rep.Findings = append(rep.Findings, c.scan(f, m)...)
 		}
@@ -198,8 +201,13 @@ type file struct {
 	// regions says where each line of a markdown file stands.
 	regions []region
 	fold    *string
+	// foldStarts are the folded text's line starts (foldedStarts).
+	foldStarts []int
 	// seen caches holds: rules share literals (curl, wget, base64).
 	seen map[literal]bool
+	// found marks the literals of pf that the file holds (prefilter.run).
+	pf    *prefilter
+	found []bool
 }
 
 // holds reports whether f contains l, once per literal.
@@ -238,6 +246,21 @@ func newFile(name string, data []byte) *file {
 		f.markdown()
 	}
 	return f
+}
+
+// foldedStarts are the line starts of the folded text: folding keeps
+// every newline but may change a line's length in bytes.
+func (f *file) foldedStarts() []int {
+	if f.foldStarts == nil {
+		t := f.folded()
+		f.foldStarts = []int{0}
+		for i := 0; i < len(t); i++ {
+			if t[i] == '\n' {
+				f.foldStarts = append(f.foldStarts, i+1)
+			}
+		}
+	}
+	return f.foldStarts
 }
 
 func (f *file) folded() string {
@@ -379,11 +402,25 @@ func (c *compiled) scan(f *file, m *manifest.Manifest) []Finding {
 		if !p.mayMatch(f) {
 			continue
 		}
-		for _, loc := range p.re.FindAllStringIndex(f.text, -1) {
-			line := f.lineAt(loc[0])
-			col := utf8.RuneCountInString(f.text[f.starts[line]:loc[0]]) + 1
-			if !emit(line, col, "") {
-				break
+		lines := p.lines(f)
+		if lines == nil {
+			for _, loc := range p.re.FindAllStringIndex(f.text, -1) {
+				line := f.lineAt(loc[0])
+				col := utf8.RuneCountInString(f.text[f.starts[line]:loc[0]]) + 1
+				if !emit(line, col, "") {
+					break
+				}
+			}
+			continue
+		}
+		// A match lies within a line: only the lines holding one of the
+		// pattern's literals can hold one.
+		for _, line := range lines {
+			if loc := p.re.FindStringIndex(f.line(line)); loc != nil {
+				col := utf8.RuneCountInString(f.line(line)[:loc[0]]) + 1
+				if !emit(line, col, "") {
+					break
+				}
 			}
 		}
 	}
