@@ -2,10 +2,10 @@ package audit
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 	"regexp"
 	"regexp/syntax"
+	"sort"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
