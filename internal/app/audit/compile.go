@@ -119,7 +119,9 @@ func requiredLiterals(p string) []literal {
 		return nil
 	}
 	lits, ok := litsOf(re.Simplify())
-	if !ok || len(lits) == 0 {
+	// An empty literal (a pattern of assertions only, such as \B) says
+	// nothing: every text holds it.
+	if !ok || len(lits) == 0 || minLen(lits) == 0 {
 		return nil
 	}
 	return lits

@@ -26,6 +26,7 @@ func FuzzAuditRules(f *testing.F) {
 			return
 		}
 		file := newFile("references/fuzz.md", []byte(text))
+		var cs []*compiled
 		for _, r := range rules {
 			if r.Disabled {
 				continue
@@ -35,9 +36,33 @@ func FuzzAuditRules(f *testing.F) {
 				t.Fatalf("ParseRules accepted %s, compile refused it: %v", r.ID, err)
 			}
 			c.scan(file, m)
+			cs = append(cs, c)
+		}
+		// The same through the one-pass prefilter of a rule set, and
+		// line by line as scan reads a pattern with literals.
+		pf := newPrefilter(cs)
+		pfFile := newFile("references/fuzz.md", []byte(text))
+		pf.run(pfFile)
+		for _, c := range cs {
 			for _, p := range c.pats {
-				if p.re.MatchString(file.text) && !p.mayMatch(file) {
+				if !p.re.MatchString(file.text) {
+					continue
+				}
+				if !p.mayMatch(file) || !p.mayMatch(pfFile) {
 					t.Fatalf("pattern %q matches %q but its literals %v say it cannot", p.re, file.text, p.lits)
+				}
+				inLine := false
+				for i := range file.lines() {
+					inLine = inLine || p.re.MatchString(file.line(i))
+				}
+				if lines := p.lines(file); inLine && lines != nil {
+					found := false
+					for _, i := range lines {
+						found = found || p.re.MatchString(file.line(i))
+					}
+					if !found {
+						t.Fatalf("pattern %q matches line of %q that its literal lines %v miss", p.re, file.text, lines)
+					}
 				}
 			}
 		}
