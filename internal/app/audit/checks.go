@@ -206,7 +206,9 @@ func secretAssignment(line string) string {
 			e++
 		}
 		name, value := line[k:j], line[v:e]
-		if len(value) < 16 {
+		// A URL's query parameter (?token=) and a UUID are identifiers
+		// more often than secrets.
+		if len(value) < 16 || k > 0 && strings.ContainsRune("?&;", rune(line[k-1])) || isUUID(value) {
 			continue
 		}
 		if envfilter.Secret(strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name)), "") && randomLooking(value) && !isPlaceholder(value) {
@@ -214,6 +216,23 @@ func secretAssignment(line string) string {
 		}
 	}
 	return ""
+}
+
+// isUUID reports the 8-4-4-4-12 hex form.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if s[i] != '-' {
+				return false
+			}
+		} else if !isHex(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func isNameChar(b byte) bool {

@@ -17,7 +17,8 @@ type compiled struct {
 	Rule
 	pats  []pattern
 	excl  []*regexp.Regexp
-	types map[string]bool // nil: any
+	only  []*regexp.Regexp // Lines
+	types map[string]bool  // nil: any
 	check checkFunc
 }
 
@@ -53,6 +54,13 @@ func compile(r Rule) (*compiled, error) {
 			return nil, err
 		}
 		c.excl = append(c.excl, re)
+	}
+	for _, p := range r.Lines {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, err
+		}
+		c.only = append(c.only, re)
 	}
 	for _, t := range r.FileTypes {
 		if t == "any" {

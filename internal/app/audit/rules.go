@@ -38,6 +38,9 @@ type Rule struct {
 	// Check names a built-in check for what a pattern cannot say
 	// (checks); patterns are then optional.
 	Check string `yaml:"check,omitempty" json:"check,omitempty"`
+	// Lines, for a check, are patterns a line must match for the check
+	// to read it (a host in a line that runs a command, not in a link).
+	Lines []string `yaml:"lines,omitempty" json:"lines,omitempty"`
 	// Where limits a rule in markdown: prose (outside fenced code and
 	// front matter), code (inside fences), frontmatter, or any.
 	Where string `yaml:"where,omitempty" json:"where,omitempty"`
@@ -123,7 +126,10 @@ func (r *Rule) check() error {
 	if !slices.Contains(wheres, r.Where) {
 		return fmt.Errorf("where: unknown %q (prose, code, frontmatter or any)", r.Where)
 	}
-	for _, p := range slices.Concat(r.Patterns, r.ExcludePatterns) {
+	if len(r.Lines) > 0 && r.Check == "" {
+		return errors.New("lines: goes with a check")
+	}
+	for _, p := range slices.Concat(r.Patterns, r.ExcludePatterns, r.Lines) {
 		if _, err := regexp.Compile(p); err != nil {
 			return fmt.Errorf("pattern %q: %v", p, err)
 		}

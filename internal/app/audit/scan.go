@@ -453,15 +453,24 @@ func (c *compiled) lineApplies(f *file, i int) bool {
 			return false
 		}
 	}
-	if len(c.excl) > 0 {
-		l := f.line(i)
-		for _, re := range c.excl {
-			if re.MatchString(l) {
-				return false
-			}
+	if len(c.excl) == 0 && len(c.only) == 0 {
+		return true
+	}
+	l := f.line(i)
+	for _, re := range c.excl {
+		if re.MatchString(l) {
+			return false
 		}
 	}
-	return true
+	if len(c.only) == 0 {
+		return true
+	}
+	for _, re := range c.only {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // Escape cuts s to n runes and writes control, format (bidi, zero-width,
