@@ -242,7 +242,8 @@ func isNameChar(b byte) bool {
 // weakSecret reports whether the secret part of a field the env filter
 // flagged is too short or too plain to be a real one: the password of
 // user:pwd@host or of password=value under 8 characters, or a word
-// (password=hash_password, --password=secret123).
+// (password=hash_password, --password=secret123), or a placeholder in
+// capitals (--password=PASSWORD).
 func weakSecret(field string) bool {
 	secret := ""
 	switch {
@@ -261,7 +262,7 @@ func weakSecret(field string) bool {
 	if len(secret) < 8 {
 		return true
 	}
-	return wordLike(secret) || fakeToken(secret)
+	return wordLike(secret) || fakeToken(secret) || strings.Trim(secret, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == ""
 }
 
 // wordLike reports whether s holds a run of 5 or more lower-case letters
