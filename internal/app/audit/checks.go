@@ -10,8 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mtibben/confusables"
-
 	"github.com/agentskills/agent/internal/envfilter"
 	"github.com/agentskills/agent/internal/lazyregexp"
 	"github.com/agentskills/agent/registry/manifest"
@@ -99,29 +97,35 @@ func confusableIn(s string, whole bool) string {
 			}
 		}
 		if fake != 0 && (ascii || whole) {
-			return "\"" + Escape(w, 64) + "\" holds " + strconv.QuoteRuneToASCII(fake) + ", which looks like \"" + confusables.Skeleton(string(fake)) + "\""
+			sk, _ := skeleton(fake)
+			return "\"" + Escape(w, 64) + "\" holds " + strconv.QuoteRuneToASCII(fake) + ", which looks like \"" + sk + "\""
 		}
 	}
 	return ""
 }
 
+// confusable is a rune and the ASCII letter or digit it is confusable
+// with (confusables_table.go).
+type confusable struct {
+	r  rune
+	sk string
+}
+
+// skeleton returns the ASCII character a non-ASCII letter or digit looks
+// like, if it is one of confusableTable.
+func skeleton(r rune) (string, bool) {
+	i := sort.Search(len(confusableTable), func(i int) bool { return confusableTable[i].r >= r })
+	if i < len(confusableTable) && confusableTable[i].r == r {
+		return confusableTable[i].sk, true
+	}
+	return "", false
+}
+
 // looksASCII reports whether r is a non-ASCII letter or digit whose
 // skeleton is an ASCII letter or digit.
 func looksASCII(r rune) bool {
-	if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-		return false
-	}
-	sk := confusables.Skeleton(string(r))
-	if sk == "" || sk == string(r) {
-		return false
-	}
-	for i := 0; i < len(sk); i++ {
-		b := sk[i]
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9') {
-			return false
-		}
-	}
-	return true
+	_, ok := skeleton(r)
+	return ok
 }
 
 // placeholders mark a value as an example, not a secret.
