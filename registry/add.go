@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -74,6 +75,9 @@ type Reviewed struct {
 	Path      string // the skill's folder in the repository
 	Manifest  *manifest.Manifest
 	Warnings  []manifest.Problem
+	// FS is the skill's folder in the fetched commit, for reading before
+	// anything is written (agent skill audit).
+	FS fs.FS
 }
 
 // Add clones req.Source, picks and validates the skill, lets prep build its
@@ -196,7 +200,7 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 			}
 			return nil, fmt.Errorf("%w%s; no installed skill takes a bundled name: %s", err, where, how)
 		}
-		reviewed = append(reviewed, Reviewed{Canonical: canonical, Path: sel.Dir, Manifest: sel.Manifest, Warnings: sel.Warnings})
+		reviewed = append(reviewed, Reviewed{Canonical: canonical, Path: sel.Dir, Manifest: sel.Manifest, Warnings: sel.Warnings, FS: skillFS(snap, sel.Dir)})
 	}
 	if req.Review != nil {
 		if err := req.Review(reviewed); err != nil {

@@ -57,6 +57,8 @@ var rules = []rule{
 		why: "the bundled skills as registry entries"},
 	{pkg: "internal/app/placement", may: []string{"registry"},
 		why: "copies of installed registry entries in other agents' skill folders (SPEC §19)"},
+	{pkg: "internal/app/audit", may: []string{"registry/manifest"},
+		why: "reads a skill's files against its manifest's permissions; fetching stays in registry (issue 39)"},
 	{pkg: "internal/app/install", may: []string{"registry", "host", "sdk", "internal/build/plugbuild", "internal/build/sdkmod", "plugins/exec"}},
 	{pkg: "internal/app/workspace", may: []string{"registry", "host", "sdk", "plugins/exec", "plugins/base", "internal/app/bundled"},
 		why: "plugins/exec, plugins/base and internal/app/bundled are the built-in tools and skills it routes"},

@@ -30,6 +30,7 @@ type addOptions struct {
 	// RegisterMCP registers `agent mcp` with an MCP client for placed
 	// skills with Go tools (Factory.registerPlacedMCP).
 	RegisterMCP func(client string) (path string, wrote bool, err error)
+	Config      func() (*Config, error)
 
 	Source  string
 	Skills  []string
@@ -40,7 +41,9 @@ type addOptions struct {
 	Ref     string
 	Version string
 	Trust   bool
-	Yes     bool
+	// TrustNames are --trust=NAME: skills taken despite audit findings.
+	TrustNames []string
+	Yes        bool
 	// Placements (SPEC §19).
 	Agent  string
 	Global bool
@@ -48,7 +51,7 @@ type addOptions struct {
 }
 
 func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra.Command {
-	opts := &addOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, Env: f.placementEnv, RegisterMCP: f.registerPlacedMCP}
+	opts := &addOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, Env: f.placementEnv, RegisterMCP: f.registerPlacedMCP, Config: f.Config}
 	cmd := &cobra.Command{
 		Use:   "add <source> [skill...]",
 		Short: "Install skills from git and pin them to a commit",
@@ -92,6 +95,10 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 			A skill runs code on your machine. --trust records that you trust it,
 			so that AGENT_SKILLS=all activates it. Without --trust you are asked on
 			a terminal; elsewhere pass --yes to install it untrusted.
+
+			Before asking, each skill is audited ('agent skill audit') and the
+			summary shown; a finding at or above audit.fail_on (default
+			critical) refuses it unless --trust=NAME names it.
 
 			Guide: docs/commands.md; other agents: docs/mcp.md.
 		`),
@@ -148,7 +155,8 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 	cmd.Flags().StringVar(&opts.Name, "name", "", "install under this `name` instead of the manifest's")
 	cmd.Flags().StringVar(&opts.Ref, "ref", "", "check out this branch, tag or commit `SHA`")
 	cmd.Flags().StringVar(&opts.Version, "version", "", "pick the highest tag matching this semver `constraint`")
-	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "trust the skill: AGENT_SKILLS=all will activate it")
+	cmd.Flags().Var(trustFlag{on: &opts.Trust, names: &opts.TrustNames}, "trust", "trust the skill: AGENT_SKILLS=all will activate it; --trust=NAME also takes NAME despite audit findings")
+	cmd.Flags().Lookup("trust").NoOptDefVal = "true"
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask; without --trust the skill is installed untrusted")
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "place the skill in these agents' skill folders: `NAME[,NAME...]` or detected (see 'agent skill agents')")
 	cmd.Flags().BoolVar(&opts.Global, "global", false, "with --agent: the agents' user folders instead of the project's")
@@ -246,6 +254,15 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	if opts.Yes && !opts.Trust {
 		review = nil
 	}
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	gate, err := newAuditGate(cfg, opts.IO.ErrOut, opts.TrustNames, "add it with --trust=%s to install it anyway")
+	if err != nil {
+		return err
+	}
+	review = gate.review(src.Raw, review)
 	inst, err := opts.Installer()
 	if err != nil {
 		return err
@@ -265,6 +282,9 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	}, inst.Prepare)
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)
+	}
+	if serr := gate.save(store.Home, entries); serr != nil {
+		err = errors.Join(err, serr)
 	}
 	if len(agents) > 0 && len(entries) > 0 {
 		m, perr := opts.Placer(store)

@@ -56,6 +56,8 @@ type Config struct {
 	// built plugins that every AGENT_HOME of this user shares, by default
 	// agent/plugins in the user's cache folder; "off" builds every time.
 	PluginCache string
+	// Audit is audit: in config.yaml (agent skill audit).
+	Audit AuditConfig
 }
 
 // SignaturesConfig is signatures: in config.yaml.
@@ -319,6 +321,9 @@ func (f *Factory) loadConfig() (*Config, error) {
 	}
 	if err := v.UnmarshalKey("signatures", &cfg.Signatures); err != nil {
 		return nil, fmt.Errorf("read signatures: in %s: %w (required: true|false, signers: a list of {key: PUBLIC_KEY_OR_FILE, sources: [URL_PREFIX...]})", path, err)
+	}
+	if err := readAuditConfig(v, cfg, path); err != nil {
+		return nil, err
 	}
 	cfg.Sources, cfg.Indexes = v.GetStringSlice("sources"), v.GetStringSlice("indexes")
 	cfg.Limits = gitsrc.Limits{File: v.GetInt64("max_file_size"), Skill: v.GetInt64("max_skill_size")}

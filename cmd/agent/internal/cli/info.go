@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/app/audit"
 	"github.com/agentskills/agent/internal/app/placement"
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/internal/ground/jsontext"
@@ -85,6 +86,8 @@ type skillInfo struct {
 	Manifest *manifest.Manifest `json:"manifest,omitempty"`
 	Scripts  []infoScript       `json:"scripts"`
 	Warnings []string           `json:"warnings"`
+	// Audit is the last audit recorded (agent skill audit, add, trust).
+	Audit *audit.Report `json:"audit,omitempty"`
 }
 
 // MarshalJSON writes the entry's fields, then info's own: Entry has a
@@ -99,7 +102,8 @@ func (i skillInfo) MarshalJSON() ([]byte, error) {
 		Manifest *manifest.Manifest `json:"manifest,omitempty"`
 		Scripts  []infoScript       `json:"scripts"`
 		Warnings []string           `json:"warnings"`
-	}{i.Manifest, i.Scripts, i.Warnings})
+		Audit    *audit.Report      `json:"audit,omitempty"`
+	}{i.Manifest, i.Scripts, i.Warnings, i.Audit})
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +140,9 @@ func infoRun(ctx context.Context, opts *infoOptions) error {
 	}
 	if info.Tools == nil {
 		info.Tools = []registry.Tool{}
+	}
+	if info.Audit, err = audit.Last(store.Home, e.Canonical); err != nil {
+		info.Warnings = append(info.Warnings, err.Error())
 	}
 	if opts.JSON {
 		return writeJSON(opts.IO.Out, info)
@@ -182,6 +189,11 @@ func printInfo(ios *IOStreams, info skillInfo) error {
 	}
 	if e.Path != "" {
 		kv.row("path:", e.Path)
+	}
+	if a := info.Audit; a != nil {
+		kv.row("audit:", fmt.Sprintf("%s (%s, rules %s %s)", a.Summary(), a.At.Format(time.RFC3339), a.Pack.Name, a.Pack.Version))
+	} else if e.Source != registry.SourceBundled {
+		kv.row("audit:", "none recorded: 'agent skill audit "+e.Canonical+"'")
 	}
 	if e.Plugin != nil {
 		kv.row("plugin:", e.Plugin.Path)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/app/audit"
 	"github.com/agentskills/agent/internal/app/install"
 	"github.com/agentskills/agent/internal/app/placement"
 	"github.com/agentskills/agent/internal/app/workspace"
@@ -102,6 +103,9 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 	if cfg, err := opts.Config(); err == nil {
 		if err := install.RemoveState(cfg.Home, e); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", err)
+		}
+		if err := audit.Forget(cfg.Home, e.Canonical); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: forget the last audit of %s: %v\n", e.Canonical, err)
 		}
 	}
 	if len(e.Placements) > 0 {

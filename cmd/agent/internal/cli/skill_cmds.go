@@ -24,6 +24,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdMirror(f, nil),
 		newCmdSign(f, nil),
 		newCmdSearch(f, nil),
+		newCmdAudit(f, nil),
 	)
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,9 +26,13 @@ type trustOptions struct {
 	// RegisterMCP registers `agent mcp` with a client when a skill with
 	// Go tools becomes placed (see registerMCPForPlaced).
 	RegisterMCP func(client string) (path string, wrote bool, err error)
+	Config      func() (*Config, error)
 
 	Name    string
 	Trusted bool
+	// AcceptFindings trusts the skill despite audit findings at or above
+	// audit.fail_on.
+	AcceptFindings bool
 	// Signer is --signer: a public key file to accept signatures by,
 	// for Sources (--source), for the named skill's source, or for every
 	// source.
@@ -36,7 +41,7 @@ type trustOptions struct {
 }
 
 func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOptions) error) *cobra.Command {
-	opts := &trustOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery, Installer: f.installer, Placer: f.placements, RegisterMCP: f.registerPlacedMCP, Trusted: trusted}
+	opts := &trustOptions{IO: f.IO, Store: f.Store, Discovery: f.discovery, Installer: f.installer, Placer: f.placements, RegisterMCP: f.registerPlacedMCP, Config: f.Config, Trusted: trusted}
 	cmd := &cobra.Command{
 		Use:   "trust <name>",
 		Short: "Mark an installed skill as trusted, so AGENT_SKILLS=all activates it",
@@ -54,6 +59,10 @@ func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOpti
 			A skill discovered in .agents/skills is trusted by its folder: the
 			hash of its files now is recorded, and a file changed after that is
 			refused at first use until you trust it again.
+
+			Trusting audits the skill first ('agent skill audit') and shows the
+			summary; a finding at or above audit.fail_on (default critical)
+			refuses it unless --accept-findings is given.
 		`),
 		Example: dedent(`
 			$ agent skill trust weather
@@ -80,6 +89,9 @@ func newCmdTrust(f *Factory, trusted bool, runF func(context.Context, *trustOpti
 			}
 			return trustRun(cmd.Context(), opts)
 		},
+	}
+	if trusted {
+		cmd.Flags().BoolVar(&opts.AcceptFindings, "accept-findings", false, "trust the skill even with audit findings at or above audit.fail_on")
 	}
 	if trusted {
 		cmd.Use = "trust <name> | trust --signer KEYFILE [<name>] [--source PREFIX]..."
@@ -128,6 +140,11 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	}
 	if e.Source == "bundled" {
 		return fmt.Errorf("change trust of %s: %w", e.Name, errBundledFixed)
+	}
+	if opts.Trusted {
+		if err := auditBeforeTrust(opts, store, e); err != nil {
+			return err
+		}
 	}
 	if e.Source == registry.SourceDiscovered {
 		return trustFolderRun(opts, store, e)
@@ -260,4 +277,31 @@ func writeGrants(w io.Writer, p manifest.Permissions) {
 		fmt.Fprintf(&b, "  warning: %s\n", msg)
 	}
 	fmt.Fprint(w, workspace.EscapeTerminal(b.String()))
+}
+
+// auditBeforeTrust audits the skill's files as they are now, shows the
+// summary, records it, and refuses at or above audit.fail_on unless
+// --accept-findings.
+func auditBeforeTrust(opts *trustOptions, store *registry.Store, e registry.Entry) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	var allow []string
+	if opts.AcceptFindings {
+		allow = []string{e.Canonical}
+	}
+	gate, err := newAuditGate(cfg, opts.IO.ErrOut, allow, "trust it with 'agent skill trust %s --accept-findings' to trust it anyway")
+	if err != nil {
+		return err
+	}
+	m, _, err := workspace.LoadManifest(e)
+	if err != nil {
+		return fmt.Errorf("trust %s: %w", e.Canonical, err)
+	}
+	cerr := gate.check(e.Canonical, e.GitURL, os.DirFS(e.Path), m)
+	if err := gate.save(store.Home, []registry.Entry{e}); err != nil {
+		return errors.Join(cerr, err)
+	}
+	return cerr
 }

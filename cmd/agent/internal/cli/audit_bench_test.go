@@ -1,0 +1,67 @@
+//go:build linux
+
+package cli
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentskills/agent/internal/testutil/gittest"
+)
+
+// BenchmarkAddAudit compares, in one run, `agent skill add --yes` of the
+// example skill (examples/skills/hello-extended, committed to a file://
+// repository) with the audit that add runs before it asks, and without it
+// (issue 39: ≤ 1.1×). --yes installs files only: no plugin build, which
+// would hide the audit's cost in seconds of go build. Each add goes into
+// a fresh AGENT_HOME; the two alternate so that the machine's load falls
+// on both alike.
+func BenchmarkAddAudit(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git not installed")
+	}
+	root := filepath.Join("..", "..", "..", "..", "examples", "skills", "hello-extended")
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	url := gittest.NewRepo(b, files).FileURL()
+	add := func(audit bool) time.Duration {
+		auditOnAdd = audit
+		defer func() { auditOnAdd = true }()
+		tmp := b.TempDir()
+		start := time.Now()
+		_, errOut, code := runInProcess(b, map[string]string{"AGENT_HOME": filepath.Join(tmp, "home"), "HOME": tmp, "PATH": os.Getenv("PATH")},
+			"skill", "add", url, "--yes")
+		d := time.Since(start)
+		if code != 0 {
+			b.Fatalf("add: %s", errOut)
+		}
+		return d
+	}
+	var with, without []time.Duration
+	for b.Loop() {
+		with = append(with, add(true))
+		without = append(without, add(false))
+	}
+	mw, mo := median(with), median(without)
+	b.ReportMetric(float64(mw.Microseconds())/1000, "ms-with-audit")
+	b.ReportMetric(float64(mo.Microseconds())/1000, "ms-without")
+	b.ReportMetric(float64(mw)/float64(mo), "x-without")
+}

@@ -1,0 +1,4 @@
+# /// script
+# dependencies = ["requests"]
+# ///
+import requests

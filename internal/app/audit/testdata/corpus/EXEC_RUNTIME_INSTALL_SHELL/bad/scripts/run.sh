@@ -1,0 +1,3 @@
+#!/bin/sh
+pip install -q requests
+python3 "$(dirname "$0")/run.py"

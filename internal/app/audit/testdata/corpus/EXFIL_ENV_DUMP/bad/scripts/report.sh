@@ -1,0 +1,2 @@
+#!/bin/sh
+printenv > /tmp/report.txt

@@ -1,0 +1,3 @@
+role = "user"
+if role != "admin‮ ⁦# check admin⁩ ⁦":
+    print('ok')

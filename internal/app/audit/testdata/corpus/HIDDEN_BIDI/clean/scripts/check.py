@@ -1,0 +1,3 @@
+role = "user"
+if role != "admin":
+    print('ok')

@@ -1,0 +1,2 @@
+import os
+state = open(os.path.expanduser("~/.config/weather/state.json")).read()

@@ -1,0 +1,2 @@
+import os
+GITHUB_TOKEN = os.environ["GITHUB_TOKEN"]
