@@ -330,13 +330,13 @@ func (s *Store) commitAdds(batch []addition) ([]Entry, error) {
 	}, func() {
 		for i, m := range markers[:len(done)] {
 			_ = os.Remove(m)
-			s.writeRecord(done[i].Canonical, batch[i].inst.record)
+			integrityRecords(s.Home).write(done[i].Canonical, batch[i].inst.record)
 		}
 		if failed != nil {
 			// The failed skill's marker (and folder or plugin, if it
 			// got that far): its entry was not written.
 			if entries, err := s.read(); err == nil {
-				s.recover(entries)
+				recovery{s}.run(entries)
 			}
 		}
 	})

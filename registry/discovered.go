@@ -62,7 +62,7 @@ func (s *Store) TrustFolder(dir, canonical string) (FolderTrust, error) {
 	}
 	// The per-file record names what changed when a first use refuses
 	// an edited folder.
-	s.writeRecord(canonical, files)
+	integrityRecords(s.Home).write(canonical, files)
 	rec := FolderTrust{Path: abs, Canonical: canonical, DirHash: h1, TrustedAt: s.now().UTC()}
 	if err := s.editTrustedFolders(func(cur []FolderTrust) []FolderTrust {
 		cur = slices.DeleteFunc(cur, func(f FolderTrust) bool { return f.Path == abs })

@@ -186,8 +186,7 @@ func (s *Store) RegistryPath() string { return filepath.Join(s.SkillsDir(), "reg
 // PluginsDir is $AGENT_HOME/plugins, where built plugin binaries live.
 func (s *Store) PluginsDir() string { return filepath.Join(s.Home, "plugins") }
 
-func (s *Store) tmpDir() string   { return filepath.Join(s.SkillsDir(), ".tmp") }
-func (s *Store) lockPath() string { return filepath.Join(s.SkillsDir(), ".lock") }
+func (s *Store) tmpDir() string { return filepath.Join(s.SkillsDir(), ".tmp") }
 
 func (s *Store) skillDir(canonical string) string { return filepath.Join(s.SkillsDir(), canonical) }
 
@@ -220,13 +219,13 @@ func (s *Store) at(point string) {
 // writer left work behind, List finishes or undoes it first (see
 // recoverIfNeeded), so that the folders match the entries it returns.
 func (s *Store) List() ([]Entry, error) {
-	s.recoverIfNeeded()
+	recovery{s}.ifNeeded()
 	return s.read()
 }
 
 // Get returns the skill named name, in any spelling.
 func (s *Store) Get(name string) (Entry, error) {
-	s.recoverIfNeeded()
+	recovery{s}.ifNeeded()
 	entries, err := s.read()
 	if err != nil {
 		return Entry{}, err
@@ -310,7 +309,7 @@ func (s *Store) Remove(ctx context.Context, name string) (Entry, error) {
 		s.at("remove:committed")
 		_ = os.RemoveAll(s.skillDir(out.Canonical))
 		_ = os.RemoveAll(filepath.Join(s.PluginsDir(), out.Canonical))
-		_ = os.Remove(s.integrityPath(out.Canonical))
+		_ = os.Remove(integrityRecords(s.Home).path(out.Canonical))
 		_ = os.Remove(marker)
 	})
 	if err != nil {
@@ -347,7 +346,7 @@ func (s *Store) locked(fn func([]Entry) ([]Entry, error)) error {
 // registry has been written (to drop markers that recovery would otherwise
 // have to interpret).
 func (s *Store) lockedThen(fn func([]Entry) ([]Entry, error), after func()) error {
-	unlock, err := s.lock()
+	unlock, err := lockRegistry(s.SkillsDir())
 	if err != nil {
 		return err
 	}
@@ -356,7 +355,7 @@ func (s *Store) lockedThen(fn func([]Entry) ([]Entry, error), after func()) erro
 	if err != nil {
 		return err
 	}
-	s.recover(entries)
+	recovery{s}.run(entries)
 	next, err := fn(entries)
 	if err == nil && next != nil {
 		err = s.write(next)
@@ -364,7 +363,7 @@ func (s *Store) lockedThen(fn func([]Entry) ([]Entry, error), after func()) erro
 	if err != nil {
 		// Everything fn may do is a recoverable step; undo it against the
 		// registry as it still is.
-		s.recover(entries)
+		recovery{s}.run(entries)
 		return err
 	}
 	if after != nil && next != nil {
@@ -373,19 +372,20 @@ func (s *Store) lockedThen(fn func([]Entry) ([]Entry, error), after func()) erro
 	return nil
 }
 
-// lock takes the flock on skills/.lock that serialises writers across
+// lockRegistry takes the flock on skills/.lock that serialises writers across
 // processes (and goroutines: each call opens its own file description).
-func (s *Store) lock() (func(), error) {
-	if err := os.MkdirAll(s.SkillsDir(), 0o755); err != nil {
+func lockRegistry(skillsDir string) (func(), error) {
+	if err := os.MkdirAll(skillsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock registry: %w", err)
 	}
-	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, 0o644)
+	lockPath := filepath.Join(skillsDir, ".lock")
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock registry: %w", err)
 	}
 	if err := flock.Lock(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("lock registry %s: %w", s.lockPath(), err)
+		return nil, fmt.Errorf("lock registry %s: %w", lockPath, err)
 	}
 	return func() {
 		_ = flock.Unlock(f)

@@ -511,7 +511,7 @@ func TestAddSkillsBatch(t *testing.T) {
 				if err := s.CheckIntegrity(e); err != nil {
 					t.Errorf("%s: %v", name, err)
 				}
-				if _, err := os.Stat(s.integrityPath(name)); err != nil {
+				if _, err := os.Stat(integrityRecords(s.Home).path(name)); err != nil {
 					t.Errorf("%s: no integrity record: %v", name, err)
 				}
 			}

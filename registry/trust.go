@@ -111,7 +111,7 @@ func (s *Store) markTrusted(e Entry, b *trustBuild) (Entry, error) {
 		// An entry from before dir_hash was recorded gets its per-file
 		// record now, so that changes can be named.
 		if b != nil && e.DirHash == "" {
-			s.writeRecord(e.Canonical, b.inst.record)
+			integrityRecords(s.Home).write(e.Canonical, b.inst.record)
 		}
 	})
 	if err != nil {

@@ -229,7 +229,7 @@ func (s *Store) commitMove(e, ne Entry, inst installable) error {
 		s.at("update:plugin")
 		return replace(entries, ne), nil
 	}, func() {
-		s.writeRecord(e.Canonical, inst.record)
+		integrityRecords(s.Home).write(e.Canonical, inst.record)
 		s.at("update:committed")
 		_ = os.RemoveAll(newDir)
 		_ = os.Remove(newDir + ".ino")

@@ -77,7 +77,7 @@ func TestUpdateWithinConstraint(t *testing.T) {
 	if err := s.CheckIntegrity(e); err != nil {
 		t.Errorf("CheckIntegrity after update: %v", err)
 	}
-	if rec := s.readRecord(e); rec == nil || rec.DirHash != e.DirHash {
+	if rec := integrityRecords(s.Home).read(e); rec == nil || rec.DirHash != e.DirHash {
 		t.Errorf("integrity record after update = %+v; want one for %s", rec, e.DirHash)
 	}
 	assertConsistent(t, s)
