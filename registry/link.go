@@ -35,7 +35,7 @@ type LinkRequest struct {
 // Link registers the skill folder req.Dir in place, letting prep build its
 // plugin and describe its tools; linking again rebuilds. A skill installed
 // from git under the same name is left alone: that is an error.
-func (s *Store) Link(ctx context.Context, req LinkRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) Link(ctx context.Context, req LinkRequest, prep Prepare) (Entry, error) {
 	e, err := s.link(ctx, req, prep)
 	if err != nil {
 		return Entry{}, fmt.Errorf("link %s: %w", req.Dir, err)
@@ -43,7 +43,7 @@ func (s *Store) Link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	return e, nil
 }
 
-func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry, error) {
 	dir, err := filepath.Abs(req.Dir)
 	if err != nil {
 		return Entry{}, err

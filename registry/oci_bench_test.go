@@ -43,7 +43,7 @@ func BenchmarkAddOCIvsGit(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				s := registry.NewStore(filepath.Join(b.TempDir(), fmt.Sprint(i)))
 				s.OCI = client
-				if _, err := s.Add(context.Background(), registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil); err != nil {
+				if _, err := registry.NewPipeline(s).Add(context.Background(), registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -13,7 +13,7 @@ import (
 
 // fetchRequest is a FetchRequest for a recorded url with the store's
 // object cache.
-func (s *Store) fetchRequest(url, ref, constraint string, progress io.Writer) gitsrc.FetchRequest {
+func (s *Pipeline) fetchRequest(url, ref, constraint string, progress io.Writer) gitsrc.FetchRequest {
 	src := gitsrc.Recorded(url)
 	src.Ref, src.Constraint = ref, constraint
 	return s.request(src, progress)
@@ -21,7 +21,7 @@ func (s *Store) fetchRequest(url, ref, constraint string, progress io.Writer) gi
 
 // request is the FetchRequest for a parsed source, with the store's
 // object cache: the source is not parsed again.
-func (s *Store) request(src gitsrc.Source, progress io.Writer) gitsrc.FetchRequest {
+func (s *Pipeline) request(src gitsrc.Source, progress io.Writer) gitsrc.FetchRequest {
 	req := src.Request()
 	req.Progress, req.CacheDir, req.MaxFile = progress, filepath.Join(s.Home, "cache", "git"), s.Limits.File
 	return req
@@ -35,7 +35,7 @@ func (s *Store) request(src gitsrc.Source, progress io.Writer) gitsrc.FetchReque
 // fetched through that tag first: teams sign release tags more often than
 // commits, and a fetch by SHA sees only the commit's signature. The tag
 // counts only while it still names the pinned commit.
-func (s *Store) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*gitsrc.Snapshot, error) {
+func (s *Pipeline) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*gitsrc.Snapshot, error) {
 	if e.Ref != "" && e.Ref != e.CommitSHA && !s.Signatures.Empty() {
 		req := s.fetchRequest(e.GitURL, e.Ref, "", progress)
 		req.Path = e.Subdir

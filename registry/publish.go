@@ -160,7 +160,7 @@ func (s *Store) mirrorOne(ctx context.Context, le LockEntry, prefix string, prog
 	if g == nil {
 		g = &gitsrc.GoGit{}
 	}
-	req := s.fetchRequest(le.Source, le.Commit, "", progress)
+	req := NewPipeline(s).fetchRequest(le.Source, le.Commit, "", progress)
 	snap, err := g.Fetch(ctx, req)
 	if err != nil {
 		return MirrorResult{}, err

@@ -77,7 +77,7 @@ func (s recovery) run(entries []Entry) {
 				continue
 			}
 			if !atSHA && swapped(p+".ino", s.skillDir(c)) {
-				_ = s.swap(p, s.skillDir(c))
+				_ = swapWith(s.exchange, p, s.skillDir(c))
 			}
 			_ = os.RemoveAll(p)
 			_ = os.Remove(p + ".ino")
@@ -188,7 +188,7 @@ type work struct {
 // newWork creates a staging directory and holds a flock on its .owner file
 // for as long as the run lives, so that recovery in another process can
 // tell a live run from a killed one. Called under the registry lock.
-func (s *Store) newWork() (*work, error) {
+func (s *Pipeline) newWork() (*work, error) {
 	if err := os.MkdirAll(s.tmpDir(), 0o755); err != nil {
 		return nil, err
 	}

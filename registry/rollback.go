@@ -21,7 +21,7 @@ type RollbackRequest struct {
 // is rebuilt (for a trusted skill) and the folder swapped in atomically, as
 // update does. The commit it leaves becomes the new previous_sha, so a
 // second rollback returns to where the first started.
-func (s *Store) Rollback(ctx context.Context, req RollbackRequest, prep Prepare) (UpdatePlan, error) {
+func (s *Pipeline) Rollback(ctx context.Context, req RollbackRequest, prep Prepare) (UpdatePlan, error) {
 	p, err := s.rollback(ctx, req, prep)
 	if err != nil {
 		return p, fmt.Errorf("rollback %s: %w", req.Name, err)
@@ -29,7 +29,7 @@ func (s *Store) Rollback(ctx context.Context, req RollbackRequest, prep Prepare)
 	return p, nil
 }
 
-func (s *Store) rollback(ctx context.Context, req RollbackRequest, prep Prepare) (UpdatePlan, error) {
+func (s *Pipeline) rollback(ctx context.Context, req RollbackRequest, prep Prepare) (UpdatePlan, error) {
 	e, err := s.Get(req.Name)
 	if err != nil {
 		return UpdatePlan{}, err

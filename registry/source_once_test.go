@@ -40,7 +40,7 @@ func TestAddParsesTheSourceOnce(t *testing.T) {
 	}
 	s := registry.NewStore(t.TempDir())
 	s.OCI = client
-	e, err := s.Add(ctx, registry.AddRequest{Source: src}, nil)
+	e, err := registry.NewPipeline(s).Add(ctx, registry.AddRequest{Source: src}, nil)
 	if err != nil {
 		t.Fatalf("add re-read the source URL: %v", err)
 	}

@@ -160,16 +160,18 @@ type Store struct {
 }
 
 // checkName refuses a canonical name that Reserved holds.
-func (s *Store) checkName(canonical string) error {
+func (s *Pipeline) checkName(canonical string) error {
 	if s.Reserved != nil && s.Reserved(canonical) {
 		return fmt.Errorf("%s %w", canonical, ErrReservedName)
 	}
 	return nil
 }
 
-func (s *Store) swap(a, b string) error {
-	if s.exchange != nil {
-		return s.exchange(a, b)
+// swapWith swaps a and b through ex, the store's exchange hook, or the
+// renameat2 one when it is nil.
+func swapWith(ex func(a, b string) error, a, b string) error {
+	if ex != nil {
+		return ex(a, b)
 	}
 	return exchange(a, b)
 }
@@ -190,7 +192,7 @@ func (s *Store) tmpDir() string { return filepath.Join(s.SkillsDir(), ".tmp") }
 
 func (s *Store) skillDir(canonical string) string { return filepath.Join(s.SkillsDir(), canonical) }
 
-func (s *Store) git() gitsrc.Git {
+func (s *Pipeline) git() gitsrc.Git {
 	src := sources{git: s.Git, oci: s.OCI, mirrors: s.Mirrors, policy: s.Signatures}
 	if src.git == nil {
 		src.git = &gitsrc.GoGit{}

@@ -49,7 +49,7 @@ func add(t *testing.T, s *Store, source string, mod func(*AddRequest), prep Prep
 	if mod != nil {
 		mod(&req)
 	}
-	return s.Add(context.Background(), req, prep)
+	return NewPipeline(s).Add(context.Background(), req, prep)
 }
 
 func mustAdd(t *testing.T, s *Store, source string, mod func(*AddRequest), prep Prepare) Entry {
@@ -472,7 +472,7 @@ func TestAddSkillsBatch(t *testing.T) {
 				}
 			}
 			src, _ := gitsrc.ParseSource(repo.FileURL())
-			got, err := s.AddSkills(context.Background(), AddRequest{Source: src, Skills: tt.skills, Trusted: true, AgentVersion: "0.5.0"}, tt.prep)
+			got, err := NewPipeline(s).AddSkills(context.Background(), AddRequest{Source: src, Skills: tt.skills, Trusted: true, AgentVersion: "0.5.0"}, tt.prep)
 			switch {
 			case tt.wantErr == nil && tt.wantMsg == "" && err != nil:
 				t.Fatalf("AddSkills: %v", err)

@@ -107,7 +107,7 @@ type SyncRequest struct {
 // locked name from another source is a conflict: nothing is changed then.
 // Otherwise an error for one skill does not stop the others; all errors
 // are returned joined, with the changes that were made.
-func (s *Store) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare) ([]SyncChange, error) {
+func (s *Pipeline) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare) ([]SyncChange, error) {
 	installed, err := s.read()
 	if err != nil {
 		return nil, fmt.Errorf("sync: %w", err)
@@ -211,7 +211,7 @@ func knownTrusted(cur Entry, ok bool, le LockEntry, h1 string) bool {
 // then installs it (cur nil) or swaps it in for cur, trusted when
 // trusted says so of its folder's h1: hash or an accepted key signed it.
 // It returns the entry written.
-func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, trusted func(h1 string) bool, req SyncRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) installLocked(ctx context.Context, le LockEntry, cur *Entry, trusted func(h1 string) bool, req SyncRequest, prep Prepare) (Entry, error) {
 	if err := s.checkName(le.Name); err != nil {
 		return Entry{}, fmt.Errorf("%w; no installed skill takes a bundled name: add it under another name (agent skill add --name) and lock again", err)
 	}

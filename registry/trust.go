@@ -21,7 +21,7 @@ type TrustRequest struct {
 //
 // A skill without a plugin, or whose plugin was built while it was
 // trusted before, is only marked.
-func (s *Store) Trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) Trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
 	e, err := s.trust(ctx, req, prep)
 	if err != nil {
 		return Entry{}, fmt.Errorf("trust %s: %w", req.Name, err)
@@ -29,7 +29,7 @@ func (s *Store) Trust(ctx context.Context, req TrustRequest, prep Prepare) (Entr
 	return e, nil
 }
 
-func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
 	e, err := s.Get(req.Name)
 	if err != nil {
 		return Entry{}, err
@@ -87,7 +87,7 @@ type trustBuild struct {
 
 // markTrusted commits trust, with the built plugin when b is set. The
 // entry must not have moved on (an update or another trust) meanwhile.
-func (s *Store) markTrusted(e Entry, b *trustBuild) (Entry, error) {
+func (s *Pipeline) markTrusted(e Entry, b *trustBuild) (Entry, error) {
 	var out Entry
 	err := s.lockedThen(func(entries []Entry) ([]Entry, error) {
 		cur, err := find(entries, e.Canonical)

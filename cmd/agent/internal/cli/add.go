@@ -248,7 +248,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		return err
 	}
 	progress := opts.IO.Progress()
-	entries, err := store.AddSkills(ctx, registry.AddRequest{
+	entries, err := registry.NewPipeline(store).AddSkills(ctx, registry.AddRequest{
 		Source:        src,
 		Skills:        skills,
 		All:           opts.All,
@@ -381,7 +381,7 @@ func addListRun(ctx context.Context, opts *addOptions, src gitsrc.Source) error 
 		return err
 	}
 	progress := opts.IO.Progress()
-	d, err := store.FindSkills(ctx, src, progress)
+	d, err := registry.NewPipeline(store).FindSkills(ctx, src, progress)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func collector(store *registry.Store, cfg *Config, ios *IOStreams) *catalog.Coll
 	if oci == nil {
 		oci = &ocisrc.Client{}
 	}
-	return &catalog.Collector{Store: store, OCI: oci, CacheDir: filepath.Join(cfg.Home, "cache", "search"), Progress: ios.Progress()}
+	return &catalog.Collector{Store: registry.NewPipeline(store), OCI: oci, CacheDir: filepath.Join(cfg.Home, "cache", "search"), Progress: ios.Progress()}
 }
 
 func searchRun(ctx context.Context, opts *searchOptions) error {

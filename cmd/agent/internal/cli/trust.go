@@ -147,7 +147,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		if err != nil {
 			return err
 		}
-		te, err := store.Trust(ctx, registry.TrustRequest{Name: e.Canonical}, inst.Prepare)
+		te, err := registry.NewPipeline(store).Trust(ctx, registry.TrustRequest{Name: e.Canonical}, inst.Prepare)
 		if err != nil {
 			return err
 		}
