@@ -202,7 +202,7 @@ func HashSkill(dir string) (string, *integrityRecord, error) {
 // hashSkill is HashSkill with the time the hash is taken at, which decides
 // which fingerprints are racy.
 func hashSkill(dir string, now time.Time) (string, *integrityRecord, error) {
-	names, bad, err := skillFiles(dir)
+	names, bad, err := SkillFiles(dir)
 	if err != nil {
 		return "", nil, err
 	}
@@ -253,10 +253,10 @@ func (t *teeSum) Close() error {
 	return t.f.Close()
 }
 
-// skillFiles lists the files under dir (slash paths), leaving out
+// SkillFiles lists the files under dir (slash paths), leaving out
 // __pycache__ folders; bad lists the entries that are neither a regular
 // file nor a folder.
-func skillFiles(dir string) (names, bad []string, err error) {
+func SkillFiles(dir string) (names, bad []string, err error) {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, nil, err
@@ -394,7 +394,7 @@ func (s *Store) Verify(e Entry, full bool) (c Changes, recorded bool, err error)
 			r.Size, r.Ino, r.Mtime, r.Ctime = 0, 0, 0, 0
 		}
 	}
-	names, bad, err := skillFiles(e.Path)
+	names, bad, err := SkillFiles(e.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Changes{Unnamed: true, Want: e.DirHash, Got: "(folder missing)"}, true, nil

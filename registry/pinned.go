@@ -22,6 +22,12 @@ func (s *Pipeline) fetchRequest(url, ref, constraint string, progress io.Writer)
 // request is the FetchRequest for a parsed source, with the store's
 // object cache: the source is not parsed again.
 func (s *Pipeline) request(src gitsrc.Source, progress io.Writer) gitsrc.FetchRequest {
+	return FetchRequest(s.Store, src, progress)
+}
+
+// FetchRequest is the FetchRequest for a parsed source with s's object
+// cache and file limit: the source is not parsed again.
+func FetchRequest(s *Store, src gitsrc.Source, progress io.Writer) gitsrc.FetchRequest {
 	req := src.Request()
 	req.Progress, req.CacheDir, req.MaxFile = progress, filepath.Join(s.Home, "cache", "git"), s.Limits.File
 	return req

@@ -13,6 +13,7 @@ import (
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
+	"github.com/agentskills/agent/registry/provenance"
 	"github.com/agentskills/agent/registry/signing"
 
 	"oras.land/oras-go/v2/registry/remote"
@@ -68,15 +69,15 @@ func TestSignedOCISkill(t *testing.T) {
 	pub.OCI = client
 	for _, name := range []string{"signed", "unsigned", "other"} {
 		dir := gittest.NewRepo(t, signedSkill(name)).Dir()
-		if _, err := pub.Publish(ctx, registry.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
+		if _, err := provenance.New(pub).Publish(ctx, provenance.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	signed, err := pub.Sign(ctx, registry.SignRequest{Skill: reg.Ref("team/signed:1.0.0"), Key: readFile(t, teamKey)})
+	signed, err := provenance.New(pub).Sign(ctx, provenance.SignRequest{Skill: reg.Ref("team/signed:1.0.0"), Key: readFile(t, teamKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pub.Sign(ctx, registry.SignRequest{Skill: reg.Ref("team/other:1.0.0"), Key: readFile(t, otherKey)}); err != nil {
+	if _, err := provenance.New(pub).Sign(ctx, provenance.SignRequest{Skill: reg.Ref("team/other:1.0.0"), Key: readFile(t, otherKey)}); err != nil {
 		t.Fatal(err)
 	}
 	team, err := signing.ParseKey([]byte(teamPub))
@@ -418,12 +419,12 @@ func TestRelabelledOCITag(t *testing.T) {
 	}
 	pub := registry.NewStore(t.TempDir())
 	pub.OCI = client
-	publishSigned := func(name string, files map[string]string) registry.SignedArtifact {
+	publishSigned := func(name string, files map[string]string) provenance.SignedArtifact {
 		dir := gittest.NewRepo(t, files).Dir()
-		if _, err := pub.Publish(ctx, registry.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
+		if _, err := provenance.New(pub).Publish(ctx, provenance.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
 			t.Fatal(err)
 		}
-		signed, err := pub.Sign(ctx, registry.SignRequest{Skill: reg.Ref("team/" + name + ":1.0.0"), Key: readFile(t, key)})
+		signed, err := provenance.New(pub).Sign(ctx, provenance.SignRequest{Skill: reg.Ref("team/" + name + ":1.0.0"), Key: readFile(t, key)})
 		if err != nil {
 			t.Fatal(err)
 		}

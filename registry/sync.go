@@ -242,7 +242,7 @@ func (s *Pipeline) installLocked(ctx context.Context, le LockEntry, cur *Entry, 
 		return Entry{}, fmt.Errorf("hash the files of %s: %w", le.Name, err)
 	}
 	if le.Hash != "" && got != le.Hash {
-		return Entry{}, hashMismatch(le, got)
+		return Entry{}, HashMismatch(le, got)
 	}
 	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(le.Path))
 	if err != nil {
@@ -294,7 +294,7 @@ func (s *Pipeline) installLocked(ctx context.Context, le LockEntry, cur *Entry, 
 		return Entry{}, err
 	}
 	if le.Hash != "" && e.DirHash != le.Hash {
-		return Entry{}, hashMismatch(le, e.DirHash)
+		return Entry{}, HashMismatch(le, e.DirHash)
 	}
 	if cur == nil {
 		return e, s.commitAdd(e, inst)
@@ -312,7 +312,9 @@ func (s *Pipeline) installLocked(ctx context.Context, le LockEntry, cur *Entry, 
 	return e, s.commitMove(*cur, e, inst)
 }
 
-func hashMismatch(le LockEntry, got string) error {
+// HashMismatch is the error for a folder of le that hashes to got, not
+// to the h1: the lock records.
+func HashMismatch(le LockEntry, got string) error {
 	return fmt.Errorf("%w: %s at commit %s of %s: the lock says %s, the fetched folder %q hashes to %s; nothing was changed for %s. If the lock is right, the source was tampered with; if the source is right, run agent skill lock on a machine you trust",
 		ErrHashMismatch, le.Name, gitsrc.Short(le.Commit), le.Source, le.Hash, le.Path, got, le.Name)
 }
