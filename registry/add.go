@@ -137,7 +137,7 @@ func (s *Pipeline) add(ctx context.Context, req AddRequest, prep Prepare) ([]Ent
 		want = c
 	}
 	var w *work
-	err := s.locked(func(entries []Entry) ([]Entry, error) {
+	err := s.Edit(func(entries []Entry) ([]Entry, error) {
 		if want != "" {
 			if e, err := find(entries, want); err == nil {
 				return nil, alreadyInstalled(e)

@@ -487,6 +487,18 @@ func (s *Store) CheckIntegrity(e Entry) error {
 	return nil
 }
 
+// RecordFolder hashes the skill folder dir and records its per-file sums
+// under canonical, as add does for an installed folder; it returns the
+// h1: hash. registry/trust records a trusted discovered folder with it.
+func (s *Store) RecordFolder(canonical, dir string) (string, error) {
+	h1, files, err := HashSkill(dir)
+	if err != nil {
+		return "", err
+	}
+	integrityRecords(s.Home).write(canonical, files)
+	return h1, nil
+}
+
 // read loads the per-file record of e, or nil when it is missing,
 // unreadable or does not add up to e.DirHash.
 func (r fileRecords) read(e Entry) *integrityRecord {

@@ -69,7 +69,7 @@ func (s *Pipeline) link(ctx context.Context, req LinkRequest, prep Prepare) (Ent
 	}
 	var w *work
 	var old *Entry
-	err = s.locked(func(entries []Entry) ([]Entry, error) {
+	err = s.Edit(func(entries []Entry) ([]Entry, error) {
 		if e, err := find(entries, canonical); err == nil {
 			if e.Source != SourceDev {
 				return nil, linkTaken(e)
@@ -126,7 +126,7 @@ func (s *Pipeline) link(ctx context.Context, req LinkRequest, prep Prepare) (Ent
 	if err := ctx.Err(); err != nil {
 		return Entry{}, err
 	}
-	err = s.locked(func(entries []Entry) ([]Entry, error) {
+	err = s.Edit(func(entries []Entry) ([]Entry, error) {
 		if cur, err := find(entries, canonical); err == nil && cur.Source != SourceDev {
 			return nil, linkTaken(cur)
 		}

@@ -299,7 +299,7 @@ func TestRollback(t *testing.T) {
 	}
 	// A previous commit whose folder no longer hashes as recorded is refused.
 	e, _ := s.Get("r")
-	if err := s.locked(func(entries []Entry) ([]Entry, error) {
+	if err := s.Edit(func(entries []Entry) ([]Entry, error) {
 		e.PreviousDirHash = h1a
 		return replace(entries, e), nil
 	}); err != nil {

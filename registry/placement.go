@@ -65,7 +65,7 @@ func (p LockPlacement) check() error {
 // SetPlacements records a skill's placements.
 func (s *Store) SetPlacements(name string, ps []Placement) (Entry, error) {
 	var out Entry
-	err := s.locked(func(entries []Entry) ([]Entry, error) {
+	err := s.Edit(func(entries []Entry) ([]Entry, error) {
 		e, err := find(entries, name)
 		if err != nil {
 			return nil, err

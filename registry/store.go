@@ -262,7 +262,7 @@ func notFound(entries []Entry, name string) error {
 // SetTrusted records whether the user trusts a skill.
 func (s *Store) SetTrusted(name string, trusted bool) (Entry, error) {
 	var out Entry
-	err := s.locked(func(entries []Entry) ([]Entry, error) {
+	err := s.Edit(func(entries []Entry) ([]Entry, error) {
 		e, err := find(entries, name)
 		if err != nil {
 			return nil, err
@@ -337,10 +337,12 @@ func replace(entries []Entry, e Entry) []Entry {
 	return out
 }
 
-// locked runs fn under the lock with the current entries (after recovering
-// leftovers) and writes what it returns. A nil slice with a nil error means
-// nothing changed.
-func (s *Store) locked(fn func([]Entry) ([]Entry, error)) error {
+// Edit is the store's one transaction: it runs fn under the registry lock
+// with the current entries (after recovering leftovers) and writes what it
+// returns. A nil slice with a nil error means nothing changed; the other
+// files of the home (registry/trust's) are written inside fn to share the
+// lock.
+func (s *Store) Edit(fn func([]Entry) ([]Entry, error)) error {
 	return s.lockedThen(fn, nil)
 }
 

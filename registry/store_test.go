@@ -518,38 +518,3 @@ func TestAddSkillsBatch(t *testing.T) {
 		})
 	}
 }
-
-// TestStateFileCorrupt: a damaged signers.json or trusted-folders.json is
-// ErrCorrupt naming the file and what to do, and is left as it was.
-func TestStateFileCorrupt(t *testing.T) {
-	tests := []struct {
-		name   string
-		path   func(*Store) string
-		read   func(*Store) error
-		advice string
-	}{
-		{"signers", (*Store).SignersPath, func(s *Store) error { _, err := s.Signers(); return err }, "agent skill trust --signer"},
-		{"trusted folders", (*Store).TrustedFoldersPath, func(s *Store) error { _, err := s.TrustedFolders(); return err }, "fix or delete it"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := NewStore(t.TempDir())
-			if err := tt.read(s); err != nil {
-				t.Fatalf("no file: %v, want none", err)
-			}
-			if err := os.MkdirAll(s.Home, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(tt.path(s), []byte(`{"x": [`), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			err := tt.read(s)
-			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.path(s)) || !strings.Contains(err.Error(), tt.advice) {
-				t.Fatalf("damaged file: %v, want ErrCorrupt naming %s with %q", err, tt.path(s), tt.advice)
-			}
-			if b, _ := os.ReadFile(tt.path(s)); string(b) != `{"x": [` {
-				t.Fatalf("the damaged file changed: %q", b)
-			}
-		})
-	}
-}

@@ -216,7 +216,7 @@ func (s *Pipeline) installLocked(ctx context.Context, le LockEntry, cur *Entry, 
 		return Entry{}, fmt.Errorf("%w; no installed skill takes a bundled name: add it under another name (agent skill add --name) and lock again", err)
 	}
 	var w *work
-	if err := s.locked(func([]Entry) ([]Entry, error) {
+	if err := s.Edit(func([]Entry) ([]Entry, error) {
 		var err error
 		w, err = s.newWork()
 		return nil, err

@@ -45,7 +45,7 @@ func (s *Pipeline) trust(ctx context.Context, req TrustRequest, prep Prepare) (E
 		return s.markTrusted(e, nil)
 	}
 	var w *work
-	if err := s.locked(func([]Entry) ([]Entry, error) {
+	if err := s.Edit(func([]Entry) ([]Entry, error) {
 		var err error
 		w, err = s.newWork()
 		return nil, err

@@ -113,7 +113,7 @@ func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, pr
 		return res, nil
 	}
 	var w *work
-	if err := s.locked(func([]Entry) ([]Entry, error) {
+	if err := s.Edit(func([]Entry) ([]Entry, error) {
 		var err error
 		w, err = s.newWork()
 		return nil, err

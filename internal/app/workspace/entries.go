@@ -11,6 +11,7 @@ import (
 	"github.com/agentskills/agent/internal/app/bundled"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 // Installed is what the workspace reads of the registry store: the
@@ -19,7 +20,7 @@ import (
 type Installed interface {
 	List() ([]registry.Entry, error)
 	Get(name string) (registry.Entry, error)
-	TrustedFolders() ([]registry.FolderTrust, error)
+	TrustedFolders() ([]trust.FolderTrust, error)
 }
 
 // AllEntries merges installed, bundled and discovered skills, sorted by
@@ -74,7 +75,7 @@ func discover(store Installed, d Discovery, installed []registry.Entry) ([]regis
 		return nil, nil, err
 	}
 	for i := range found {
-		trust(&found[i], trusted)
+		applyTrust(&found[i], trusted)
 	}
 	return found, warnings, nil
 }

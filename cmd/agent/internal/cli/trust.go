@@ -13,6 +13,7 @@ import (
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 type trustOptions struct {
@@ -122,7 +123,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
+	e, err := workspace.FindEntry(ctx, trust.Of(store), opts.Discovery(), opts.Name)
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 // use checks, so an edit made after this needs trust again.
 func trustFolderRun(opts *trustOptions, store *registry.Store, e registry.Entry) error {
 	if !opts.Trusted {
-		if _, err := store.UntrustFolder(e.Path); err != nil {
+		if _, err := trust.Of(store).UntrustFolder(e.Path); err != nil {
 			return fmt.Errorf("untrust %s: %w", e.Canonical, err)
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s (discovered in %s): only AGENT_SKILLS=all-untrusted activates it now\n", e.Canonical, e.Path)
@@ -180,7 +181,7 @@ func trustFolderRun(opts *trustOptions, store *registry.Store, e registry.Entry)
 	if err != nil {
 		return fmt.Errorf("trust %s: %w", e.Canonical, err)
 	}
-	rec, err := store.TrustFolder(e.Path, e.Canonical)
+	rec, err := trust.Of(store).TrustFolder(e.Path, e.Canonical)
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func trustSignerRun(ctx context.Context, opts *trustOptions) error {
 	}
 	sources := opts.Sources
 	if opts.Name != "" {
-		e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
+		e, err := workspace.FindEntry(ctx, trust.Of(store), opts.Discovery(), opts.Name)
 		if err != nil {
 			return err
 		}
@@ -215,7 +216,7 @@ func trustSignerRun(ctx context.Context, opts *trustOptions) error {
 		}
 		sources = append(sources, e.GitURL)
 	}
-	k, err := store.AddSigner(key, sources)
+	k, err := trust.Of(store).AddSigner(key, sources)
 	if err != nil {
 		return err
 	}

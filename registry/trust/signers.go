@@ -1,4 +1,4 @@
-package registry
+package trust
 
 import (
 	"encoding/json"
@@ -9,27 +9,28 @@ import (
 	"slices"
 
 	"github.com/agentskills/agent/internal/ground/atomicfile"
+	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/signing"
 )
 
 // SignersPath is $AGENT_HOME/signers.json: the signers `agent skill
 // trust --signer` recorded.
-func (s *Store) SignersPath() string { return filepath.Join(s.Home, "signers.json") }
+func (s Records) SignersPath() string { return filepath.Join(s.Home, "signers.json") }
 
 type signersFile struct {
 	Signers []signing.Signer `json:"signers"`
 }
 
 // Signers reads the recorded signers; a missing file is none, a damaged
-// one is ErrCorrupt naming it.
-func (s *Store) Signers() ([]signing.Signer, error) {
+// one is registry.ErrCorrupt naming it.
+func (s Records) Signers() ([]signing.Signer, error) {
 	var f signersFile
 	err := readState(s.SignersPath(), &f, "fix it, or delete it and add the signers again (agent skill trust --signer KEY)")
 	return f.Signers, err
 }
 
 // readState decodes the JSON state file at path into v: a missing file
-// leaves v as it is, a damaged one is ErrCorrupt naming it with advice.
+// leaves v as it is, a damaged one is registry.ErrCorrupt naming it with advice.
 func readState(path string, v any, advice string) error {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -39,7 +40,7 @@ func readState(path string, v any, advice string) error {
 		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%w: %s: %v; %s", ErrCorrupt, path, err, advice)
+		return fmt.Errorf("%w: %s: %v; %s", registry.ErrCorrupt, path, err, advice)
 	}
 	return nil
 }
@@ -48,7 +49,7 @@ func readState(path string, v any, advice string) error {
 // path, so that the record stands alone) and the sources it is for (none:
 // every source). The same key recorded again has its sources merged.
 // It returns the parsed key.
-func (s *Store) AddSigner(keyText []byte, sources []string) (signing.Key, error) {
+func (s Records) AddSigner(keyText []byte, sources []string) (signing.Key, error) {
 	k, err := signing.ParseKey(keyText)
 	if err != nil {
 		return signing.Key{}, fmt.Errorf("add signer: %w", err)
@@ -56,7 +57,7 @@ func (s *Store) AddSigner(keyText []byte, sources []string) (signing.Key, error)
 	if err := os.MkdirAll(s.Home, 0o755); err != nil {
 		return signing.Key{}, err
 	}
-	err = s.lockedThen(func(entries []Entry) ([]Entry, error) {
+	err = s.Edit(func([]registry.Entry) ([]registry.Entry, error) {
 		cur, err := s.Signers()
 		if err != nil {
 			return nil, err
@@ -79,14 +80,14 @@ func (s *Store) AddSigner(keyText []byte, sources []string) (signing.Key, error)
 			return nil, s.writeSigners(cur)
 		}
 		return nil, s.writeSigners(append(cur, signing.Signer{Key: string(keyText), Sources: sources}))
-	}, nil)
+	})
 	if err != nil {
 		return signing.Key{}, fmt.Errorf("add signer %s: %w", k.Fingerprint, err)
 	}
 	return k, nil
 }
 
-func (s *Store) writeSigners(signers []signing.Signer) error {
+func (s Records) writeSigners(signers []signing.Signer) error {
 	b, err := json.MarshalIndent(signersFile{Signers: signers}, "", "  ")
 	if err != nil {
 		return err
