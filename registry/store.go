@@ -193,14 +193,7 @@ func (s *Store) tmpDir() string { return filepath.Join(s.SkillsDir(), ".tmp") }
 func (s *Store) skillDir(canonical string) string { return filepath.Join(s.SkillsDir(), canonical) }
 
 func (s *Pipeline) git() gitsrc.Git {
-	src := sources{git: s.Git, oci: s.OCI, mirrors: s.Mirrors, policy: s.Signatures}
-	if src.git == nil {
-		src.git = &gitsrc.GoGit{}
-	}
-	if src.oci == nil {
-		src.oci = &ocisrc.Client{}
-	}
-	return src
+	return newSources(s.Git, s.OCI, s.Mirrors, s.Signatures)
 }
 
 func (s *Store) now() time.Time {
