@@ -286,7 +286,7 @@ func (s *Pipeline) stageFound(ctx context.Context, w *work, i int, req AddReques
 	e := Entry{
 		Name: name, Canonical: canonical, Trusted: req.Trusted || snap.Signer != "",
 		Path: s.skillDir(canonical), Description: m.Description,
-		Origin: Origin{Source: entrySource(src.Kind), GitURL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
+		Origin: Origin{Source: entrySource(src.Kind), URL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
 			Version: version, CommitSHA: sha, Subdir: sel.Dir, Signer: snap.Signer},
 		History: History{InstalledAt: now, UpdatedAt: now},
 	}
@@ -385,7 +385,7 @@ func (s *Pipeline) moveAdds(batch []addition, next, done *[]Entry, markers *[]st
 
 func alreadyInstalled(e Entry) error {
 	return fmt.Errorf("%w: %s (from %s at %s); use agent skill update %s to move it forward, or agent skill remove %s first",
-		ErrAlreadyInstalled, e.Canonical, e.GitURL, gitsrc.Short(e.CommitSHA), e.Canonical, e.Canonical)
+		ErrAlreadyInstalled, e.Canonical, e.URL, gitsrc.Short(e.CommitSHA), e.Canonical, e.Canonical)
 }
 
 func firstNonEmpty(a, b string) string {

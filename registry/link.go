@@ -150,5 +150,5 @@ func (s *Pipeline) link(ctx context.Context, req LinkRequest, prep Prepare) (Ent
 // update: the way out is to remove the install or rename the folder's skill.
 func linkTaken(e Entry) error {
 	return fmt.Errorf("%w: %s (from %s at %s); a linked folder cannot share its name: remove the install first (agent skill remove %s --yes), or give the folder's SKILL.md another name",
-		ErrAlreadyInstalled, e.Canonical, e.GitURL, gitsrc.Short(e.CommitSHA), e.Canonical)
+		ErrAlreadyInstalled, e.Canonical, e.URL, gitsrc.Short(e.CommitSHA), e.Canonical)
 }

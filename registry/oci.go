@@ -15,7 +15,7 @@ import (
 )
 
 // SourceOCI marks an entry installed from an OCI registry (SPEC §18): its
-// GitURL is oci://HOST/REPO and its CommitSHA the manifest digest
+// URL is oci://HOST/REPO and its CommitSHA the manifest digest
 // (sha256:<hex>), which is also what a lock records as its commit.
 const SourceOCI = "oci"
 

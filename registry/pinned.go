@@ -43,7 +43,7 @@ func FetchRequest(s *Store, src gitsrc.Source, progress io.Writer) gitsrc.FetchR
 // counts only while it still names the pinned commit.
 func (s *Pipeline) fetchPinned(ctx context.Context, e Entry, progress io.Writer) (*gitsrc.Snapshot, error) {
 	if e.Ref != "" && e.Ref != e.CommitSHA && !s.Signatures.Empty() {
-		req := s.fetchRequest(e.GitURL, e.Ref, "", progress)
+		req := s.fetchRequest(e.URL, e.Ref, "", progress)
 		req.Path = e.Subdir
 		snap, err := s.git().Fetch(ctx, req)
 		if err == nil && snap.Kind == "tag" && snap.Commit == e.CommitSHA {
@@ -55,17 +55,17 @@ func (s *Pipeline) fetchPinned(ctx context.Context, e Entry, progress io.Writer)
 			return nil, err
 		}
 	}
-	req := s.fetchRequest(e.GitURL, e.CommitSHA, "", progress)
+	req := s.fetchRequest(e.URL, e.CommitSHA, "", progress)
 	req.Path = e.Subdir
 	snap, err := s.git().Fetch(ctx, req)
 	if errors.Is(err, gitsrc.ErrRefNotFound) {
-		return nil, fmt.Errorf("%w: commit %s is no longer in %s (history rewritten, or never pushed); it is not replaced by what a tag or branch holds now: pin a commit the server has (agent skill add, then agent skill lock)", gitsrc.ErrRefNotFound, gitsrc.Short(e.CommitSHA), e.GitURL)
+		return nil, fmt.Errorf("%w: commit %s is no longer in %s (history rewritten, or never pushed); it is not replaced by what a tag or branch holds now: pin a commit the server has (agent skill add, then agent skill lock)", gitsrc.ErrRefNotFound, gitsrc.Short(e.CommitSHA), e.URL)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if snap.Commit != e.CommitSHA {
-		return nil, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", e.GitURL, gitsrc.Short(e.CommitSHA), ErrCommitMismatch, gitsrc.Short(snap.Commit))
+		return nil, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", e.URL, gitsrc.Short(e.CommitSHA), ErrCommitMismatch, gitsrc.Short(snap.Commit))
 	}
 	return snap, nil
 }

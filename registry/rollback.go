@@ -46,7 +46,7 @@ func (s *Pipeline) rollback(ctx context.Context, req RollbackRequest, prep Prepa
 	}
 	// An entry written before previous_dir_hash was recorded has none:
 	// the fetched commit is still checked to be previous_sha.
-	le := LockEntry{Name: e.Canonical, Source: e.GitURL, Path: e.Subdir, Ref: e.Ref, Constraint: e.Constraint, Commit: e.PreviousSHA, Hash: e.PreviousDirHash}
+	le := LockEntry{Name: e.Canonical, Source: e.URL, Path: e.Subdir, Ref: e.Ref, Constraint: e.Constraint, Commit: e.PreviousSHA, Hash: e.PreviousDirHash}
 	_, err = s.installLocked(ctx, le, &e, func(string) bool { return e.Trusted }, SyncRequest{AgentVersion: req.AgentVersion, Progress: req.Progress, Warn: req.Warn}, prep)
 	if err != nil {
 		return plan, err

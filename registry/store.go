@@ -35,7 +35,7 @@ type Tool = tooldesc.Tool
 // Entry is one installed skill in registry.json (SPEC §5). What it is
 // and how it is used are its own fields; where it came from, what its
 // files must hash to, what it replaced and how a linked skill is rebuilt
-// are grouped. The groups are embedded, so e.GitURL still reads, and
+// are grouped. The groups are embedded, so e.URL still reads, and
 // registry.json keeps its flat form and key order (entryJSON).
 type Entry struct {
 	Name        string  `json:"name"`
@@ -63,8 +63,8 @@ type Entry struct {
 
 // Origin is where an entry's files came from.
 type Origin struct {
-	Source     string `json:"source"` // "git", "oci", "bundled" or "dev" (linked)
-	GitURL     string `json:"git_url,omitempty"`
+	Source     string `json:"source"`            // "git", "oci", "bundled" or "dev" (linked)
+	URL        string `json:"git_url,omitempty"` // the source URL, of any kind (git, oci://)
 	Ref        string `json:"ref,omitempty"`
 	Constraint string `json:"constraint,omitempty"`
 	Version    string `json:"version,omitempty"`

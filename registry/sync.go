@@ -60,8 +60,8 @@ func DiffLock(installed []Entry, l *Lock) []SyncChange {
 		case e.Source == SourceDev:
 			// A linked folder is the user's own work: never replaced.
 			c.Action, c.OldSource = SyncConflict, "the linked folder "+e.Path
-		case e.GitURL != le.Source:
-			c.Action, c.OldSource, c.OldSHA, c.OldHash = SyncConflict, e.GitURL, e.CommitSHA, e.DirHash
+		case e.URL != le.Source:
+			c.Action, c.OldSource, c.OldSHA, c.OldHash = SyncConflict, e.URL, e.CommitSHA, e.DirHash
 		case e.CommitSHA != le.Commit || e.DirHash != le.Hash || e.Subdir != le.Path:
 			c.Action, c.OldSHA, c.OldHash, c.OldPath = SyncMove, e.CommitSHA, e.DirHash, e.Subdir
 		default:
@@ -71,7 +71,7 @@ func DiffLock(installed []Entry, l *Lock) []SyncChange {
 	}
 	for _, e := range installed {
 		if e.fetched() && !inLock[e.Canonical] {
-			out = append(out, SyncChange{Name: e.Canonical, Action: SyncRemove, Source: e.GitURL, OldSHA: e.CommitSHA, OldHash: e.DirHash, OldPath: e.Subdir})
+			out = append(out, SyncChange{Name: e.Canonical, Action: SyncRemove, Source: e.URL, OldSHA: e.CommitSHA, OldHash: e.DirHash, OldPath: e.Subdir})
 		}
 	}
 	sortChanges(out)
@@ -189,7 +189,7 @@ func (s *Pipeline) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prep
 
 // sameFolder reports whether e is installed from le's source and folder.
 func sameFolder(e Entry, le LockEntry) bool {
-	return e.GitURL == le.Source && e.Subdir == le.Path
+	return e.URL == le.Source && e.Subdir == le.Path
 }
 
 // knownTrusted reports whether this home trusted the skill (cur, when ok)
@@ -225,7 +225,7 @@ func (s *Pipeline) installLocked(ctx context.Context, le LockEntry, cur *Entry, 
 	}
 	defer w.close()
 
-	snap, err := s.fetchPinned(ctx, Entry{Origin: Origin{GitURL: le.Source, CommitSHA: le.Commit, Ref: le.Ref}}, req.Progress)
+	snap, err := s.fetchPinned(ctx, Entry{Origin: Origin{URL: le.Source, CommitSHA: le.Commit, Ref: le.Ref}}, req.Progress)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -284,7 +284,7 @@ func (s *Pipeline) installLocked(ctx context.Context, le LockEntry, cur *Entry, 
 			e.Name = le.Name // installed under another name (add --name)
 		}
 	}
-	e.GitURL, e.Subdir, e.Ref, e.Constraint = le.Source, le.Path, le.Ref, le.Constraint
+	e.URL, e.Subdir, e.Ref, e.Constraint = le.Source, le.Path, le.Ref, le.Constraint
 	e.CommitSHA, e.Version, e.Description, e.UpdatedAt = le.Commit, version, m.Description, now
 	// A skill an accepted key signed is trusted for it (SPEC §18).
 	e.Trusted = trusted(got) || snap.Signer != ""

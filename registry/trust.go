@@ -133,7 +133,7 @@ func (e Entry) trustedAt(h1 string) bool {
 // e was trusted and ne (what replaces it) is the same folder of the same
 // source: moving on does not forget what this home trusted.
 func (ne *Entry) rememberTrust(e Entry) {
-	if !e.Trusted || e.DirHash == "" || e.GitURL != ne.GitURL || e.Subdir != ne.Subdir || slices.Contains(ne.TrustedHashes, e.DirHash) {
+	if !e.Trusted || e.DirHash == "" || e.URL != ne.URL || e.Subdir != ne.Subdir || slices.Contains(ne.TrustedHashes, e.DirHash) {
 		return
 	}
 	hs := append(slices.Clip(ne.TrustedHashes), e.DirHash)

@@ -122,7 +122,7 @@ func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, pr
 	}
 	defer w.close()
 
-	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.GitURL, e.Ref, e.Constraint, req.Progress))
+	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.URL, e.Ref, e.Constraint, req.Progress))
 	if err != nil {
 		return res, err
 	}
@@ -140,7 +140,7 @@ func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, pr
 	}
 	repoDir := w.path("repo")
 	if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, nil, s.Limits); err != nil {
-		return res, fmt.Errorf("read %s at %s: %w", e.GitURL, gitsrc.Short(newSHA), err)
+		return res, fmt.Errorf("read %s at %s: %w", e.URL, gitsrc.Short(newSHA), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(e.Subdir))
 	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(e.Subdir))
@@ -149,7 +149,7 @@ func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, pr
 	}
 	if m.Plugin != nil && m.Plugin.Build != "" {
 		if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, m, s.Limits); err != nil {
-			return res, fmt.Errorf("read %s at %s: %w", e.GitURL, gitsrc.Short(newSHA), err)
+			return res, fmt.Errorf("read %s at %s: %w", e.URL, gitsrc.Short(newSHA), err)
 		}
 	}
 	version := snap.Version

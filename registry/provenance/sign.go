@@ -56,9 +56,9 @@ func (s *Publisher) sign(ctx context.Context, req SignRequest) (SignedArtifact, 
 			return SignedArtifact{}, err
 		}
 		if e.Source != registry.SourceOCI {
-			return SignedArtifact{}, fmt.Errorf("%w: %s was installed from %s, not from an OCI registry; publish it (agent skill publish) and sign what was pushed, or sign git commits and tags with git", gitsrc.ErrUnsupportedSource, e.Canonical, e.GitURL)
+			return SignedArtifact{}, fmt.Errorf("%w: %s was installed from %s, not from an OCI registry; publish it (agent skill publish) and sign what was pushed, or sign git commits and tags with git", gitsrc.ErrUnsupportedSource, e.Canonical, e.URL)
 		}
-		raw = e.GitURL + "@" + e.CommitSHA
+		raw = e.URL + "@" + e.CommitSHA
 	}
 	ref, err := ocisrc.Parse(raw)
 	if err != nil {

@@ -61,7 +61,7 @@ func AllEntries(ctx context.Context, store Installed, d Discovery) ([]registry.E
 // skill's name, which an older agent let add install.
 func bundledTaken(e registry.Entry) string {
 	return fmt.Sprintf("installed skill %s (from %s) is not loaded: %s is the name of a skill bundled with agent, and no installed skill takes a bundled name; remove it (agent skill remove %s --yes) and add it again under another name (agent skill add --name)",
-		e.Canonical, e.GitURL, e.Canonical, e.Canonical)
+		e.Canonical, e.URL, e.Canonical, e.Canonical)
 }
 
 // discover finds the skills of d with their trust.

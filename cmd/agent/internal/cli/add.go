@@ -348,7 +348,7 @@ func printInstalled(w io.Writer, e registry.Entry) {
 		version = " " + e.Version
 	}
 	// A version that is not semver is shown as SKILL.md wrote it.
-	fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Installed %s%s (%s) from %s\n", e.Name, version, shortSHA(e.CommitSHA), e.GitURL)))
+	fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Installed %s%s (%s) from %s\n", e.Name, version, shortSHA(e.CommitSHA), e.URL)))
 	if len(e.Tools) > 0 {
 		fmt.Fprintf(w, "  %d tool(s) from its plugin\n", len(e.Tools))
 	}

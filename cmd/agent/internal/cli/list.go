@@ -93,7 +93,7 @@ func entrySource(e registry.Entry) string {
 	if e.Source == registry.SourceDiscovered {
 		return "discovered: " + e.Path
 	}
-	s := e.GitURL
+	s := e.URL
 	if e.Subdir != "" {
 		s += " (" + e.Subdir + ")"
 	}

@@ -214,7 +214,7 @@ func trustSignerRun(ctx context.Context, opts *trustOptions) error {
 		if e.Source != registry.SourceGit && e.Source != registry.SourceOCI {
 			return fmt.Errorf("%s is not from a git or OCI source; a signer is for skills fetched from one", e.Name)
 		}
-		sources = append(sources, e.GitURL)
+		sources = append(sources, e.URL)
 	}
 	k, err := trust.Of(store).AddSigner(key, sources)
 	if err != nil {
