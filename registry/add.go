@@ -82,7 +82,7 @@ type Reviewed struct {
 
 // Add clones req.Source, picks and validates the skill, lets prep build its
 // plugin, and installs it. On any failure nothing is left behind.
-func (s *Store) Add(ctx context.Context, req AddRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) Add(ctx context.Context, req AddRequest, prep Prepare) (Entry, error) {
 	es, err := s.AddSkills(ctx, req, prep)
 	if err != nil {
 		return Entry{}, err
@@ -94,7 +94,7 @@ func (s *Store) Add(ctx context.Context, req AddRequest, prep Prepare) (Entry, e
 // req.All), from one fetch. Selection is checked in full before anything is
 // installed; then each skill is installed in turn, atomically. On an error
 // the entries installed before it are returned with it.
-func (s *Store) AddSkills(ctx context.Context, req AddRequest, prep Prepare) ([]Entry, error) {
+func (s *Pipeline) AddSkills(ctx context.Context, req AddRequest, prep Prepare) ([]Entry, error) {
 	es, err := s.add(ctx, req, prep)
 	if err != nil {
 		return es, fmt.Errorf("add %s: %w", req.Source.Raw, err)
@@ -111,7 +111,7 @@ func (req AddRequest) selectors() []string {
 	return append(out, req.Skills...)
 }
 
-func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry, error) {
+func (s *Pipeline) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry, error) {
 	src := req.Source
 	if src.URL == "" {
 		parsed, err := gitsrc.ParseSource(src.Raw)
@@ -141,7 +141,7 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 		want = c
 	}
 	var w *work
-	err := s.locked(func(entries []Entry) ([]Entry, error) {
+	err := s.Edit(func(entries []Entry) ([]Entry, error) {
 		if want != "" {
 			if e, err := find(entries, want); err == nil {
 				return nil, alreadyInstalled(e)
@@ -233,7 +233,7 @@ func (s *Store) add(ctx context.Context, req AddRequest, prep Prepare) ([]Entry,
 
 // FindSkills fetches src and returns what discovery finds there, installing
 // nothing (`agent skill add --list`).
-func (s *Store) FindSkills(ctx context.Context, src gitsrc.Source, progress io.Writer) (*gitsrc.Discovery, error) {
+func (s *Pipeline) FindSkills(ctx context.Context, src gitsrc.Source, progress io.Writer) (*gitsrc.Discovery, error) {
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, progress))
 	if err != nil {
 		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
@@ -254,7 +254,7 @@ type addition struct {
 
 // stageFound writes one selected skill's folder of snap under repoDir and
 // stages it in slot i of w.
-func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sel gitsrc.Found, prep Prepare) (addition, error) {
+func (s *Pipeline) stageFound(ctx context.Context, w *work, i int, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sel gitsrc.Found, prep Prepare) (addition, error) {
 	w = w.slot(i)
 	m := sel.Manifest
 	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m, s.Limits); err != nil {
@@ -290,7 +290,7 @@ func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, 
 	e := Entry{
 		Name: name, Canonical: canonical, Trusted: req.Trusted || snap.Signer != "",
 		Path: s.skillDir(canonical), Description: m.Description,
-		Origin: Origin{Source: entrySource(src.Kind), GitURL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
+		Origin: Origin{Source: entrySource(src.Kind), URL: src.URL, Ref: src.Ref, Constraint: src.Constraint,
 			Version: version, CommitSHA: sha, Subdir: sel.Dir, Signer: snap.Signer},
 		History: History{InstalledAt: now, UpdatedAt: now},
 	}
@@ -302,7 +302,7 @@ func (s *Store) stageFound(ctx context.Context, w *work, i int, req AddRequest, 
 }
 
 // commitAdd moves a staged skill into place and registers e.
-func (s *Store) commitAdd(e Entry, inst installable) error {
+func (s *Pipeline) commitAdd(e Entry, inst installable) error {
 	_, err := s.commitAdds([]addition{{entry: e, inst: inst}})
 	return err
 }
@@ -314,7 +314,7 @@ func (s *Store) commitAdd(e Entry, inst installable) error {
 // installed, its folder taken, a failed rename) ends the batch: the ones
 // before it are installed and returned with its error; its own leftovers
 // are recovered against the registry just written.
-func (s *Store) commitAdds(batch []addition) ([]Entry, error) {
+func (s *Pipeline) commitAdds(batch []addition) ([]Entry, error) {
 	if len(batch) == 0 {
 		return nil, nil
 	}
@@ -334,13 +334,13 @@ func (s *Store) commitAdds(batch []addition) ([]Entry, error) {
 	}, func() {
 		for i, m := range markers[:len(done)] {
 			_ = os.Remove(m)
-			s.writeRecord(done[i].Canonical, batch[i].inst.record)
+			integrityRecords(s.Home).write(done[i].Canonical, batch[i].inst.record)
 		}
 		if failed != nil {
 			// The failed skill's marker (and folder or plugin, if it
 			// got that far): its entry was not written.
 			if entries, err := s.read(); err == nil {
-				s.recover(entries)
+				recovery{s.Store}.run(entries)
 			}
 		}
 	})
@@ -353,7 +353,7 @@ func (s *Store) commitAdds(batch []addition) ([]Entry, error) {
 // moveAdds does the moves of commitAdds under the lock, appending each
 // moved skill's entry to next and done and its marker to markers (which
 // may hold one more: the failed skill's).
-func (s *Store) moveAdds(batch []addition, next, done *[]Entry, markers *[]string) error {
+func (s *Pipeline) moveAdds(batch []addition, next, done *[]Entry, markers *[]string) error {
 	installed := make(map[string]int, len(*next))
 	for i, e := range *next {
 		installed[e.Canonical] = i
@@ -389,7 +389,7 @@ func (s *Store) moveAdds(batch []addition, next, done *[]Entry, markers *[]strin
 
 func alreadyInstalled(e Entry) error {
 	return fmt.Errorf("%w: %s (from %s at %s); use agent skill update %s to move it forward, or agent skill remove %s first",
-		ErrAlreadyInstalled, e.Canonical, e.GitURL, gitsrc.Short(e.CommitSHA), e.Canonical, e.Canonical)
+		ErrAlreadyInstalled, e.Canonical, e.URL, gitsrc.Short(e.CommitSHA), e.Canonical, e.Canonical)
 }
 
 func firstNonEmpty(a, b string) string {
@@ -438,7 +438,7 @@ func (in installable) placePlugin() error {
 // st.SkillDir must be a throwaway checkout or copy in the run's work
 // folder (every caller's is): it is moved, not copied, since copying
 // wrote each file of the skill a second time.
-func (s *Store) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e *Entry) (installable, error) {
+func (s *Pipeline) stage(ctx context.Context, w *work, st *Staged, prep Prepare, e *Entry) (installable, error) {
 	if err := CheckNoLinks(st.SkillDir); err != nil {
 		return installable{}, err
 	}

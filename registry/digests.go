@@ -9,7 +9,7 @@ import "fmt"
 // skill's manifest reads no file. A skill with no usable record (bundled,
 // linked, or installed by an older agent) is hashed now.
 func (s *Store) FileDigests(e Entry) (map[string]string, error) {
-	rec := s.readRecord(e)
+	rec := integrityRecords(s.Home).read(e)
 	if rec == nil {
 		var err error
 		if _, rec, err = hashSkill(e.Path, s.now()); err != nil {

@@ -15,7 +15,7 @@ type entryJSON struct {
 	Name            string      `json:"name"`
 	Canonical       string      `json:"canonical"`
 	Source          string      `json:"source"`
-	GitURL          string      `json:"git_url,omitempty"`
+	URL             string      `json:"git_url,omitempty"`
 	Ref             string      `json:"ref,omitempty"`
 	Constraint      string      `json:"constraint,omitempty"`
 	Version         string      `json:"version,omitempty"`
@@ -43,7 +43,7 @@ type entryJSON struct {
 func (e *Entry) wire() *entryJSON {
 	return &entryJSON{
 		Name: e.Name, Canonical: e.Canonical, Source: e.Source,
-		GitURL: e.GitURL, Ref: e.Ref, Constraint: e.Constraint, Version: e.Version, CommitSHA: e.CommitSHA,
+		URL: e.URL, Ref: e.Ref, Constraint: e.Constraint, Version: e.Version, CommitSHA: e.CommitSHA,
 		Trusted:     e.Trusted,
 		InstalledAt: e.InstalledAt, UpdatedAt: e.UpdatedAt,
 		Path: e.Path, Subdir: e.Subdir, Description: e.Description, Plugin: e.Plugin,

@@ -67,7 +67,7 @@ func TestRegistryJSONRoundTrips(t *testing.T) {
 		var entries []Entry
 		// Rewriting unchanged entries must not reuse the lines read: re-encode.
 		s.idx.lines = known{}
-		if err := s.locked(func(es []Entry) ([]Entry, error) { entries = es; return slices.Clone(es), nil }); err != nil {
+		if err := s.Edit(func(es []Entry) ([]Entry, error) { entries = es; return slices.Clone(es), nil }); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(s.RegistryPath())

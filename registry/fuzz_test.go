@@ -123,16 +123,16 @@ func FuzzIntegrityRecord(f *testing.F) {
 			t.Fatal(err)
 		}
 		e := Entry{Canonical: "fz", Path: dir, Integrity: Integrity{DirHash: h1}}
-		if err := os.MkdirAll(s.IntegrityDir(), 0o700); err != nil {
+		if err := os.MkdirAll(integrityRecords(s.Home).dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(s.integrityPath("fz"), bytes.ReplaceAll(data, []byte("h1:x"), []byte(h1)), 0o644); err != nil {
+		if err := os.WriteFile(integrityRecords(s.Home).path("fz"), bytes.ReplaceAll(data, []byte("h1:x"), []byte(h1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if c, _, err := s.Verify(e, false); err != nil || !c.Empty() {
 			t.Fatalf("untouched skill: %+v, %v", c, err)
 		}
-		if err := os.WriteFile(s.integrityPath("fz"), bytes.ReplaceAll(data, []byte("h1:x"), []byte(h1)), 0o644); err != nil {
+		if err := os.WriteFile(integrityRecords(s.Home).path("fz"), bytes.ReplaceAll(data, []byte("h1:x"), []byte(h1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "scripts", "a.py"), []byte("evil\n"), 0o644); err != nil {

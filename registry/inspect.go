@@ -14,7 +14,7 @@ import (
 // (every valid one when there are none), each with its files: nothing is
 // written to the store, nothing is built, nothing runs (`agent skill
 // audit <source>`).
-func (s *Store) Inspect(ctx context.Context, src gitsrc.Source, selectors []string, progress io.Writer, fn func([]Reviewed) error) error {
+func (s *Pipeline) Inspect(ctx context.Context, src gitsrc.Source, selectors []string, progress io.Writer, fn func([]Reviewed) error) error {
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, progress))
 	if err != nil {
 		return fmt.Errorf("inspect %s: %w", src.Raw, err)

@@ -78,7 +78,7 @@ func recheck(e Entry) (Entry, bool) {
 		return Entry{}, false
 	}
 	s := NewStore(filepath.Dir(skills))
-	unlock, err := s.lock()
+	unlock, err := lockRegistry(s.SkillsDir())
 	if err != nil {
 		return Entry{}, false
 	}
@@ -87,7 +87,7 @@ func recheck(e Entry) (Entry, bool) {
 	if err != nil {
 		return Entry{}, false
 	}
-	s.recover(entries)
+	recovery{s}.run(entries)
 	fresh, err := find(entries, e.Canonical)
 	if err != nil || fresh.Path != e.Path {
 		return Entry{}, false

@@ -178,11 +178,18 @@ func (r *integrityRecord) h1() string {
 	return "h1:" + base64.StdEncoding.EncodeToString(h.Sum(nil))
 }
 
-// IntegrityDir is $AGENT_HOME/state/integrity.
-func (s *Store) IntegrityDir() string { return filepath.Join(s.Home, "state", "integrity") }
+// fileRecords are the per-file integrity records of one home, under
+// $AGENT_HOME/state/integrity: a room of the store of its own, a cache that
+// names what changed (Verify) and makes the first-use check cheap.
+type fileRecords struct{ dir string }
 
-func (s *Store) integrityPath(canonical string) string {
-	return filepath.Join(s.IntegrityDir(), canonical+".json")
+// integrityRecords is the record room under home.
+func integrityRecords(home string) fileRecords {
+	return fileRecords{dir: filepath.Join(home, "state", "integrity")}
+}
+
+func (r fileRecords) path(canonical string) string {
+	return filepath.Join(r.dir, canonical+".json")
 }
 
 // HashSkill computes the h1: hash of a skill folder and the record of its
@@ -195,7 +202,7 @@ func HashSkill(dir string) (string, *integrityRecord, error) {
 // hashSkill is HashSkill with the time the hash is taken at, which decides
 // which fingerprints are racy.
 func hashSkill(dir string, now time.Time) (string, *integrityRecord, error) {
-	names, bad, err := skillFiles(dir)
+	names, bad, err := SkillFiles(dir)
 	if err != nil {
 		return "", nil, err
 	}
@@ -246,10 +253,10 @@ func (t *teeSum) Close() error {
 	return t.f.Close()
 }
 
-// skillFiles lists the files under dir (slash paths), leaving out
+// SkillFiles lists the files under dir (slash paths), leaving out
 // __pycache__ folders; bad lists the entries that are neither a regular
 // file nor a folder.
-func skillFiles(dir string) (names, bad []string, err error) {
+func SkillFiles(dir string) (names, bad []string, err error) {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, nil, err
@@ -357,7 +364,7 @@ func (s *Store) Verify(e Entry, full bool) (c Changes, recorded bool, err error)
 		return Changes{}, false, nil
 	}
 	c.Want = e.DirHash
-	rec := s.readRecord(e)
+	rec := integrityRecords(s.Home).read(e)
 	if rec == nil || full {
 		h1, fresh, err := hashSkill(e.Path, s.now())
 		if err != nil {
@@ -373,7 +380,7 @@ func (s *Store) Verify(e Entry, full bool) (c Changes, recorded bool, err error)
 				if rec != nil {
 					keepModes(fresh, rec)
 				}
-				s.writeRecord(e.Canonical, fresh)
+				integrityRecords(s.Home).write(e.Canonical, fresh)
 				return Changes{}, true, nil
 			}
 			if rec == nil {
@@ -387,7 +394,7 @@ func (s *Store) Verify(e Entry, full bool) (c Changes, recorded bool, err error)
 			r.Size, r.Ino, r.Mtime, r.Ctime = 0, 0, 0, 0
 		}
 	}
-	names, bad, err := skillFiles(e.Path)
+	names, bad, err := SkillFiles(e.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Changes{Unnamed: true, Want: e.DirHash, Got: "(folder missing)"}, true, nil
@@ -440,7 +447,7 @@ func (s *Store) Verify(e Entry, full bool) (c Changes, recorded bool, err error)
 	sort.Strings(c.Added)
 	sort.Strings(c.Removed)
 	if dirty && c.Empty() {
-		s.writeRecord(e.Canonical, rec)
+		integrityRecords(s.Home).write(e.Canonical, rec)
 	}
 	return c, true, nil
 }
@@ -480,10 +487,22 @@ func (s *Store) CheckIntegrity(e Entry) error {
 	return nil
 }
 
-// readRecord loads the per-file record of e, or nil when it is missing,
+// RecordFolder hashes the skill folder dir and records its per-file sums
+// under canonical, as add does for an installed folder; it returns the
+// h1: hash. registry/trust records a trusted discovered folder with it.
+func (s *Store) RecordFolder(canonical, dir string) (string, error) {
+	h1, files, err := HashSkill(dir)
+	if err != nil {
+		return "", err
+	}
+	integrityRecords(s.Home).write(canonical, files)
+	return h1, nil
+}
+
+// read loads the per-file record of e, or nil when it is missing,
 // unreadable or does not add up to e.DirHash.
-func (s *Store) readRecord(e Entry) *integrityRecord {
-	data, err := os.ReadFile(s.integrityPath(e.Canonical))
+func (r fileRecords) read(e Entry) *integrityRecord {
+	data, err := os.ReadFile(r.path(e.Canonical))
 	if err != nil {
 		return nil
 	}
@@ -502,15 +521,15 @@ func (s *Store) readRecord(e Entry) *integrityRecord {
 	return &rec
 }
 
-// writeRecord replaces the per-file record (temp file and rename). It is a
+// write replaces the per-file record (temp file and rename). It is a
 // cache: a failure only costs a full hash at the next check.
-func (s *Store) writeRecord(canonical string, rec *integrityRecord) {
-	if err := os.MkdirAll(s.IntegrityDir(), 0o700); err != nil {
+func (r fileRecords) write(canonical string, rec *integrityRecord) {
+	if err := os.MkdirAll(r.dir, 0o700); err != nil {
 		return
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return
 	}
-	_ = atomicfile.Write(s.integrityPath(canonical), data, 0o600)
+	_ = atomicfile.Write(r.path(canonical), data, 0o600)
 }

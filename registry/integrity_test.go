@@ -83,7 +83,7 @@ func installed(t *testing.T) (*Store, Entry) {
 	if !strings.HasPrefix(e.DirHash, "h1:") {
 		t.Fatalf("DirHash = %q", e.DirHash)
 	}
-	if _, err := os.Stat(s.integrityPath(e.Canonical)); err != nil {
+	if _, err := os.Stat(integrityRecords(s.Home).path(e.Canonical)); err != nil {
 		t.Fatalf("no integrity record: %v", err)
 	}
 	return s, e
@@ -118,11 +118,11 @@ func TestVerify(t *testing.T) {
 			writeFiles(t, e.Path, map[string]string{"scripts/__pycache__/run.pyc": "x"})
 		}},
 		{name: "record missing, untouched", change: func(t *testing.T, s *Store, e Entry) {
-			os.Remove(s.integrityPath(e.Canonical))
+			os.Remove(integrityRecords(s.Home).path(e.Canonical))
 		}},
 		{name: "record forged", change: func(t *testing.T, s *Store, e Entry) {
 			writeFiles(t, e.Path, map[string]string{"scripts/run.py": "print('evil')\n"})
-			os.WriteFile(s.integrityPath(e.Canonical), []byte(`{"dir_hash":"`+e.DirHash+`","files":{"scripts/run.py":{"sha256":"00"}}}`), 0o644)
+			os.WriteFile(integrityRecords(s.Home).path(e.Canonical), []byte(`{"dir_hash":"`+e.DirHash+`","files":{"scripts/run.py":{"sha256":"00"}}}`), 0o644)
 		}, want: Changes{Unnamed: true}},
 	}
 	for _, tt := range tests {
@@ -163,7 +163,7 @@ func TestVerifyFingerprintCache(t *testing.T) {
 	if err := s.CheckIntegrity(e); err != nil { // records fingerprints
 		t.Fatal(err)
 	}
-	rec := s.readRecord(e)
+	rec := integrityRecords(s.Home).read(e)
 	if rec == nil {
 		t.Fatal("no record after a check")
 	}

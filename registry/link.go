@@ -35,7 +35,7 @@ type LinkRequest struct {
 // Link registers the skill folder req.Dir in place, letting prep build its
 // plugin and describe its tools; linking again rebuilds. A skill installed
 // from git under the same name is left alone: that is an error.
-func (s *Store) Link(ctx context.Context, req LinkRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) Link(ctx context.Context, req LinkRequest, prep Prepare) (Entry, error) {
 	e, err := s.link(ctx, req, prep)
 	if err != nil {
 		return Entry{}, fmt.Errorf("link %s: %w", req.Dir, err)
@@ -43,7 +43,7 @@ func (s *Store) Link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	return e, nil
 }
 
-func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry, error) {
 	dir, err := filepath.Abs(req.Dir)
 	if err != nil {
 		return Entry{}, err
@@ -69,7 +69,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	}
 	var w *work
 	var old *Entry
-	err = s.locked(func(entries []Entry) ([]Entry, error) {
+	err = s.Edit(func(entries []Entry) ([]Entry, error) {
 		if e, err := find(entries, canonical); err == nil {
 			if e.Source != SourceDev {
 				return nil, linkTaken(e)
@@ -126,7 +126,7 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 	if err := ctx.Err(); err != nil {
 		return Entry{}, err
 	}
-	err = s.locked(func(entries []Entry) ([]Entry, error) {
+	err = s.Edit(func(entries []Entry) ([]Entry, error) {
 		if cur, err := find(entries, canonical); err == nil && cur.Source != SourceDev {
 			return nil, linkTaken(cur)
 		}
@@ -150,5 +150,5 @@ func (s *Store) link(ctx context.Context, req LinkRequest, prep Prepare) (Entry,
 // update: the way out is to remove the install or rename the folder's skill.
 func linkTaken(e Entry) error {
 	return fmt.Errorf("%w: %s (from %s at %s); a linked folder cannot share its name: remove the install first (agent skill remove %s --yes), or give the folder's SKILL.md another name",
-		ErrAlreadyInstalled, e.Canonical, e.GitURL, gitsrc.Short(e.CommitSHA), e.Canonical)
+		ErrAlreadyInstalled, e.Canonical, e.URL, gitsrc.Short(e.CommitSHA), e.Canonical)
 }

@@ -24,7 +24,7 @@ func TestLink(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	e, err := s.Link(ctx, LinkRequest{Dir: dir, Stamp: "one"}, buildPrep)
+	e, err := NewPipeline(s).Link(ctx, LinkRequest{Dir: dir, Stamp: "one"}, buildPrep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,13 +39,13 @@ func TestLink(t *testing.T) {
 	}
 
 	// Linking again rebuilds and keeps the install time.
-	again, err := s.Link(ctx, LinkRequest{Dir: dir, Stamp: "two"}, buildPrep)
+	again, err := NewPipeline(s).Link(ctx, LinkRequest{Dir: dir, Stamp: "two"}, buildPrep)
 	if err != nil || again.Stamp != "two" || !again.InstalledAt.Equal(e.InstalledAt) {
 		t.Fatalf("relink = %+v, %v", again, err)
 	}
 
 	// Update does not apply; remove keeps the folder.
-	if _, err := s.Update(ctx, UpdateRequest{Names: []string{"mine"}}, buildPrep); !errors.Is(err, ErrLinked) {
+	if _, err := NewPipeline(s).Update(ctx, UpdateRequest{Names: []string{"mine"}}, buildPrep); !errors.Is(err, ErrLinked) {
 		t.Fatalf("Update = %v; want ErrLinked", err)
 	}
 	if _, err := s.Remove(ctx, "mine"); err != nil {
@@ -65,7 +65,7 @@ func TestLinkRefusesAnInstalledSkill(t *testing.T) {
 	s := newStore(t)
 	repo := gittest.NewRepo(t, map[string]string{"SKILL.md": skillMD("taken")})
 	mustAdd(t, s, repo.FileURL(), nil, buildPrep)
-	_, err := s.Link(context.Background(), LinkRequest{Dir: repo.Dir()}, buildPrep)
+	_, err := NewPipeline(s).Link(context.Background(), LinkRequest{Dir: repo.Dir()}, buildPrep)
 	if !errors.Is(err, ErrAlreadyInstalled) {
 		t.Fatalf("Link = %v; want ErrAlreadyInstalled", err)
 	}

@@ -66,7 +66,7 @@ func NewLock(entries []Entry) (*Lock, error) {
 			return nil, fmt.Errorf("lock %s: %w: no h1: hash recorded (installed by an older agent); run agent skill update %s or remove it and add it again", e.Canonical, ErrLockCorrupt, e.Canonical)
 		}
 		le := LockEntry{
-			Name: e.Canonical, Source: e.GitURL, Path: e.Subdir, Ref: e.Ref, Constraint: e.Constraint,
+			Name: e.Canonical, Source: e.URL, Path: e.Subdir, Ref: e.Ref, Constraint: e.Constraint,
 			Version: e.Version, Commit: e.CommitSHA, Hash: e.DirHash, Trusted: e.Trusted,
 			Placements: lockPlacements(e.Placements),
 		}

@@ -136,7 +136,7 @@ func TestLockIsStable(t *testing.T) {
 
 func syncLock(t *testing.T, s *Store, l *Lock, trust bool) ([]SyncChange, error) {
 	t.Helper()
-	return s.Sync(context.Background(), l, SyncRequest{AgentVersion: "0.5.0", Trust: func([]string) (bool, error) { return trust, nil }}, buildPrep)
+	return NewPipeline(s).Sync(context.Background(), l, SyncRequest{AgentVersion: "0.5.0", Trust: func([]string) (bool, error) { return trust, nil }}, buildPrep)
 }
 
 func TestSyncIntoFreshHome(t *testing.T) {
@@ -274,7 +274,7 @@ func TestRollback(t *testing.T) {
 	s := newStore(t)
 	v1 := mustAdd(t, s, repo.FileURL(), nil, buildPrep)
 	ctx := context.Background()
-	if _, err := s.Rollback(ctx, RollbackRequest{Name: "r"}, buildPrep); !errors.Is(err, ErrNoPrevious) {
+	if _, err := NewPipeline(s).Rollback(ctx, RollbackRequest{Name: "r"}, buildPrep); !errors.Is(err, ErrNoPrevious) {
 		t.Fatalf("Rollback of a fresh skill = %v; want ErrNoPrevious", err)
 	}
 	repo.Commit(t, map[string]string{"f": "2"}, "2")
@@ -284,7 +284,7 @@ func TestRollback(t *testing.T) {
 		t.Fatalf("after update previous = %s %s; want %s %s", v2.PreviousSHA, v2.PreviousDirHash, v1.CommitSHA, v1.DirHash)
 	}
 	for i, want := range []Entry{v1, v2, v1} {
-		p, err := s.Rollback(ctx, RollbackRequest{Name: "r", AgentVersion: "0.5.0"}, buildPrep)
+		p, err := NewPipeline(s).Rollback(ctx, RollbackRequest{Name: "r", AgentVersion: "0.5.0"}, buildPrep)
 		if err != nil {
 			t.Fatalf("rollback %d: %v", i, err)
 		}
@@ -299,13 +299,13 @@ func TestRollback(t *testing.T) {
 	}
 	// A previous commit whose folder no longer hashes as recorded is refused.
 	e, _ := s.Get("r")
-	if err := s.locked(func(entries []Entry) ([]Entry, error) {
+	if err := s.Edit(func(entries []Entry) ([]Entry, error) {
 		e.PreviousDirHash = h1a
 		return replace(entries, e), nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Rollback(ctx, RollbackRequest{Name: "r"}, buildPrep); !errors.Is(err, ErrHashMismatch) {
+	if _, err := NewPipeline(s).Rollback(ctx, RollbackRequest{Name: "r"}, buildPrep); !errors.Is(err, ErrHashMismatch) {
 		t.Fatalf("Rollback to a changed folder = %v; want ErrHashMismatch", err)
 	}
 }
@@ -345,7 +345,7 @@ func TestSyncLeavesLinkedSkills(t *testing.T) {
 	for _, name := range []string{"one", "mine"} {
 		dir := filepath.Join(t.TempDir(), name)
 		writeFiles(t, dir, map[string]string{"SKILL.md": skillMD(name)})
-		if _, err := s.Link(ctx, LinkRequest{Dir: dir}, buildPrep); err != nil {
+		if _, err := NewPipeline(s).Link(ctx, LinkRequest{Dir: dir}, buildPrep); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -353,7 +353,7 @@ func TestSyncLeavesLinkedSkills(t *testing.T) {
 	if !errors.Is(err, ErrLockConflict) || !strings.Contains(err.Error(), "linked folder") {
 		t.Fatalf("Sync over a linked skill = %v; want ErrLockConflict naming the linked folder", err)
 	}
-	if _, err := s.Rollback(ctx, RollbackRequest{Name: "mine"}, buildPrep); !errors.Is(err, ErrLinked) {
+	if _, err := NewPipeline(s).Rollback(ctx, RollbackRequest{Name: "mine"}, buildPrep); !errors.Is(err, ErrLinked) {
 		t.Fatalf("Rollback of a linked skill = %v; want ErrLinked", err)
 	}
 	if _, err := s.Remove(ctx, "one"); err != nil {
@@ -452,7 +452,7 @@ func TestSyncTrustFollowsContent(t *testing.T) {
 				} else {
 					req.Trust = func(names []string) (bool, error) { asked = names; return false, nil }
 				}
-				if _, err := s.Sync(context.Background(), st.lock, req, buildPrep); err != nil {
+				if _, err := NewPipeline(s).Sync(context.Background(), st.lock, req, buildPrep); err != nil {
 					t.Fatalf("step %d: Sync: %v", i, err)
 				}
 				e, err := s.Get("one")

@@ -16,7 +16,7 @@ import (
 )
 
 // SourceOCI marks an entry installed from an OCI registry (SPEC §18): its
-// GitURL is oci://HOST/REPO and its CommitSHA the manifest digest
+// URL is oci://HOST/REPO and its CommitSHA the manifest digest
 // (sha256:<hex>), which is also what a lock records as its commit.
 const SourceOCI = "oci"
 
@@ -74,19 +74,48 @@ func ociReference(req gitsrc.FetchRequest) (ocisrc.Reference, error) {
 	return ref, nil
 }
 
-// sources is the Git a Store fetches through: oci:// URLs from their
-// registry, git URLs that a mirror covers (pinned fetches only) from the
-// mirror, everything else from git.
-type sources struct {
-	git     gitsrc.Git
-	oci     *ocisrc.Client
-	mirrors []Mirror
-	policy  *signing.Policy
+// The source family, as a chain of fetchers: every fetch of the store
+// (add, update, sync, rollback, survey) goes through one gitsrc.Git built
+// by newSources,
+//
+//	verified{mirrored{byKind{git, oci}}}
+//
+// where byKind dispatches on the source's parsed kind (git or OCI),
+// mirrored serves pinned git fetches a mirror covers from its OCI
+// registry, and verified checks what came back against the signer policy
+// (signature.go). A new kind of source is one more fetcher in byKind.
+
+// fetcher is one way to fetch a source: it returns the snapshot and, when
+// it came from an OCI registry (a source or a mirror), the artifact it was
+// read from, which the signature check reads.
+type fetcher interface {
+	fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error)
+}
+
+// newSources is the chain of fetchers for a store's settings.
+func newSources(g gitsrc.Git, oci *ocisrc.Client, mirrors []Mirror, policy *signing.Policy) verified {
+	if g == nil {
+		g = &gitsrc.GoGit{}
+	}
+	if oci == nil {
+		oci = &ocisrc.Client{}
+	}
+	kinds := byKind{git: gitFetcher{g}, oci: ociFetcher{oci}}
+	return verified{next: mirrored{next: kinds, mirrors: mirrors, oci: oci}, policy: policy, oci: oci}
+}
+
+// verified is the outer fetcher: it checks what the inner ones fetched
+// against the signer policy (verifySnapshot), and is the gitsrc.Git the
+// store fetches through.
+type verified struct {
+	next   fetcher
+	policy *signing.Policy
+	oci    *ocisrc.Client // reads an artifact's signature referrers
 }
 
 // Fetch fetches req and checks it against the signer policy
 // (verifySnapshot).
-func (s sources) Fetch(ctx context.Context, req gitsrc.FetchRequest) (snap *gitsrc.Snapshot, err error) {
+func (s verified) Fetch(ctx context.Context, req gitsrc.FetchRequest) (snap *gitsrc.Snapshot, err error) {
 	ctx, span := startFetchSpan(ctx, req.URL, req.Ref)
 	defer func() {
 		var commit string
@@ -95,7 +124,7 @@ func (s sources) Fetch(ctx context.Context, req gitsrc.FetchRequest) (snap *gits
 		}
 		endFetchSpan(span, commit, err)
 	}()
-	snap, a, err := s.fetch(ctx, req)
+	snap, a, err := s.next.fetch(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -105,24 +134,58 @@ func (s sources) Fetch(ctx context.Context, req gitsrc.FetchRequest) (snap *gits
 	return snap, nil
 }
 
-// fetch returns the snapshot and, when it came from an OCI registry (a
-// source or a mirror), the artifact it was read from.
-func (s sources) fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
-	if isOCI(req) {
-		return s.fetchOCI(ctx, req)
+// mirrored serves a pinned fetch (a full commit SHA, no constraint) of a
+// git source that a mirror covers from the mirror; everything else goes
+// on to next.
+type mirrored struct {
+	next    fetcher
+	mirrors []Mirror
+	oci     *ocisrc.Client
+}
+
+func (s mirrored) fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
+	if !isOCI(req) && !isWellKnown(req) {
+		if m, ok := mirrorFor(s.mirrors, req.URL); ok && req.Constraint == "" && len(req.Ref) == 40 && gitsrc.IsHex(req.Ref) {
+			return s.fetchMirror(ctx, m, req)
+		}
 	}
-	if req.Kind == gitsrc.KindWellKnown || req.Kind == 0 && gitsrc.IsWellKnownIndex(req.URL) {
+	return s.next.fetch(ctx, req)
+}
+
+// isWellKnown: a source read from a site's well-known skills index.
+func isWellKnown(req gitsrc.FetchRequest) bool {
+	return req.Kind == gitsrc.KindWellKnown || req.Kind == 0 && gitsrc.IsWellKnownIndex(req.URL)
+}
+
+// byKind dispatches on the source's kind: oci:// sources from their
+// registry, well-known indexes from their site, git sources from git.
+type byKind struct {
+	git, oci fetcher
+}
+
+func (s byKind) fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
+	if isOCI(req) {
+		return s.oci.fetch(ctx, req)
+	}
+	if isWellKnown(req) {
 		snap, err := (&wellknown.Fetcher{}).Fetch(ctx, req)
 		return snap, nil, err
 	}
-	if m, ok := mirrorFor(s.mirrors, req.URL); ok && req.Constraint == "" && len(req.Ref) == 40 && gitsrc.IsHex(req.Ref) {
-		return s.fetchMirror(ctx, m, req)
-	}
+	return s.git.fetch(ctx, req)
+}
+
+// gitFetcher fetches a git source through a gitsrc.Git.
+type gitFetcher struct{ git gitsrc.Git }
+
+func (s gitFetcher) fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
 	snap, err := s.git.Fetch(ctx, req)
 	return snap, nil, err
 }
 
-func (s sources) fetchOCI(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
+// ociFetcher pulls an oci:// source from its registry.
+type ociFetcher struct{ oci *ocisrc.Client }
+
+func (s ociFetcher) fetch(ctx context.Context, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
 	ref, err := ociReference(req)
 	if err != nil {
 		return nil, nil, err
@@ -234,7 +297,7 @@ func sourcePath(src string) string {
 	return strings.TrimSuffix(strings.ReplaceAll(s, ":", "/"), ".git")
 }
 
-func (s sources) fetchMirror(ctx context.Context, m Mirror, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
+func (s mirrored) fetchMirror(ctx context.Context, m Mirror, req gitsrc.FetchRequest) (*gitsrc.Snapshot, *ocisrc.Artifact, error) {
 	ref, err := MirrorRef(m.OCI, req.URL, req.Path, req.Ref)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fetch %s from the mirror %s: %w", req.URL, m.OCI, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
+	"github.com/agentskills/agent/registry/provenance"
 )
 
 // BenchmarkAddOCIvsGit adds one skill (SKILL.md, 20 scripts, 20
@@ -32,7 +33,7 @@ func BenchmarkAddOCIvsGit(b *testing.B) {
 	client := &ocisrc.Client{Credentials: noCreds{}}
 	pub := registry.NewStore(b.TempDir())
 	pub.OCI = client
-	if _, err := pub.Publish(context.Background(), registry.PublishRequest{Skill: repo.Dir(), Ref: reg.Ref("bench/skill:1.0.0")}); err != nil {
+	if _, err := provenance.New(pub).Publish(context.Background(), provenance.PublishRequest{Skill: repo.Dir(), Ref: reg.Ref("bench/skill:1.0.0")}); err != nil {
 		b.Fatal(err)
 	}
 	for _, tc := range []struct{ name, source string }{
@@ -43,7 +44,7 @@ func BenchmarkAddOCIvsGit(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				s := registry.NewStore(filepath.Join(b.TempDir(), fmt.Sprint(i)))
 				s.OCI = client
-				if _, err := s.Add(context.Background(), registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil); err != nil {
+				if _, err := registry.NewPipeline(s).Add(context.Background(), registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -65,7 +65,7 @@ func (p LockPlacement) check() error {
 // SetPlacements records a skill's placements.
 func (s *Store) SetPlacements(name string, ps []Placement) (Entry, error) {
 	var out Entry
-	err := s.locked(func(entries []Entry) ([]Entry, error) {
+	err := s.Edit(func(entries []Entry) ([]Entry, error) {
 		e, err := find(entries, name)
 		if err != nil {
 			return nil, err
@@ -93,7 +93,7 @@ func (s *Store) VerifyCopy(e Entry, dir string) (Changes, error) {
 	if h1 == e.DirHash {
 		return Changes{}, nil
 	}
-	want := s.readRecord(e)
+	want := integrityRecords(s.Home).read(e)
 	if want == nil {
 		// No per-file record: the install itself, when it is intact,
 		// names the files.

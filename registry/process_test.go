@@ -48,18 +48,18 @@ func helperMain(op string) int {
 	case "add":
 		var src gitsrc.Source
 		if src, err = gitsrc.ParseSource(os.Getenv("REGISTRY_SOURCE")); err == nil {
-			_, err = s.Add(ctx, AddRequest{Source: src, Skill: os.Getenv("REGISTRY_SKILL"), Trusted: true}, buildPrep)
+			_, err = NewPipeline(s).Add(ctx, AddRequest{Source: src, Skill: os.Getenv("REGISTRY_SKILL"), Trusted: true}, buildPrep)
 		}
 	case "update":
-		_, err = s.Update(ctx, UpdateRequest{All: true}, buildPrep)
+		_, err = NewPipeline(s).Update(ctx, UpdateRequest{All: true}, buildPrep)
 	case "remove":
 		_, err = s.Remove(ctx, os.Getenv("REGISTRY_SKILL"))
 	case "rollback": // lock_process_test.go
-		_, err = s.Rollback(ctx, RollbackRequest{Name: os.Getenv("REGISTRY_SKILL")}, buildPrep)
+		_, err = NewPipeline(s).Rollback(ctx, RollbackRequest{Name: os.Getenv("REGISTRY_SKILL")}, buildPrep)
 	case "sync": // lock_process_test.go
 		var l *Lock
 		if l, err = ReadLock(os.Getenv("REGISTRY_LOCK")); err == nil {
-			_, err = s.Sync(ctx, l, SyncRequest{Trust: func([]string) (bool, error) { return true, nil }}, buildPrep)
+			_, err = NewPipeline(s).Sync(ctx, l, SyncRequest{Trust: func([]string) (bool, error) { return true, nil }}, buildPrep)
 		}
 	default:
 		err = fmt.Errorf("unknown op %q", op)
@@ -147,7 +147,7 @@ func TestConcurrentAddGoroutines(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			src, _ := gitsrc.ParseSource(repo.FileURL())
-			if _, err := s.Add(context.Background(), AddRequest{Source: src, Skill: fmt.Sprintf("g%d", i)}, buildPrep); err != nil {
+			if _, err := NewPipeline(s).Add(context.Background(), AddRequest{Source: src, Skill: fmt.Sprintf("g%d", i)}, buildPrep); err != nil {
 				t.Error(err)
 			}
 		}()

@@ -10,7 +10,7 @@ import (
 	"github.com/agentskills/agent/registry/manifest"
 )
 
-// Names inside skills/.tmp/ and what recovery does with them. recover runs
+// Names inside skills/.tmp/ and what recovery does with them. recovery runs
 // under the registry lock before every write and uses registry.json (the
 // commit point) to roll each leftover back or forward:
 //
@@ -27,7 +27,12 @@ import (
 //	                          without RENAME_EXCHANGE. Not committed: put back.
 //
 // Errors are ignored: every writer retries recovery.
-func (s *Store) recover(entries []Entry) {
+//
+// recovery is a room of the store of its own (as the index is): it reads
+// the core's folders and registry and rolls leftovers back or forward.
+type recovery struct{ *Store }
+
+func (s recovery) run(entries []Entry) {
 	byName := make(map[string]Entry, len(entries))
 	for _, e := range entries {
 		byName[e.Canonical] = e
@@ -72,7 +77,7 @@ func (s *Store) recover(entries []Entry) {
 				continue
 			}
 			if !atSHA && swapped(p+".ino", s.skillDir(c)) {
-				_ = s.swap(p, s.skillDir(c))
+				_ = swapWith(s.exchange, p, s.skillDir(c))
 			}
 			_ = os.RemoveAll(p)
 			_ = os.Remove(p + ".ino")
@@ -91,10 +96,10 @@ func (s *Store) recover(entries []Entry) {
 			_ = os.Remove(t)
 		}
 	}
-	s.recoverPlugins(byName)
+	s.plugins(byName)
 }
 
-// recoverIfNeeded runs recovery for a reader when skills/.tmp holds
+// ifNeeded runs recovery for a reader when skills/.tmp holds
 // anything but the staging areas of live runs: the leftovers of a killed
 // writer. Between a killed update's folder swap and its registry write the
 // folder holds the new version while the registry names the old one;
@@ -102,7 +107,7 @@ func (s *Store) recover(entries []Entry) {
 // writers keep such markers only while they hold the lock, so the reader
 // waits for at most one commit. Any failure (a read-only AGENT_HOME, say)
 // leaves the state to the next writer.
-func (s *Store) recoverIfNeeded() {
+func (s recovery) ifNeeded() {
 	ents, err := os.ReadDir(s.tmpDir())
 	if err != nil || len(ents) == 0 {
 		return
@@ -117,13 +122,13 @@ func (s *Store) recoverIfNeeded() {
 	if !stale {
 		return
 	}
-	unlock, err := s.lock()
+	unlock, err := lockRegistry(s.SkillsDir())
 	if err != nil {
 		return
 	}
 	defer unlock()
 	if entries, err := s.read(); err == nil {
-		s.recover(entries)
+		s.run(entries)
 	}
 }
 
@@ -142,8 +147,8 @@ func swapped(inoFile, dir string) bool {
 	return ok && got == want
 }
 
-// recoverPlugins removes built plugins that no entry points at.
-func (s *Store) recoverPlugins(byName map[string]Entry) {
+// plugins removes built plugins that no entry points at.
+func (s recovery) plugins(byName map[string]Entry) {
 	skills, _ := os.ReadDir(s.PluginsDir())
 	for _, sd := range skills {
 		if c, err := manifest.Canonical(sd.Name()); err != nil || c != sd.Name() {
@@ -183,7 +188,7 @@ type work struct {
 // newWork creates a staging directory and holds a flock on its .owner file
 // for as long as the run lives, so that recovery in another process can
 // tell a live run from a killed one. Called under the registry lock.
-func (s *Store) newWork() (*work, error) {
+func (s *Pipeline) newWork() (*work, error) {
 	if err := os.MkdirAll(s.tmpDir(), 0o755); err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func TestCorruptRegistry(t *testing.T) {
 				"SetTrusted": func() error { _, err := s.SetTrusted("a", true); return err },
 				"Remove":     func() error { _, err := s.Remove(context.Background(), "a"); return err },
 				"Add":        func() error { _, err := add(t, s, repo.FileURL(), nil, nil); return err },
-				"Update":     func() error { _, err := s.Update(context.Background(), UpdateRequest{}, nil); return err },
+				"Update":     func() error { _, err := NewPipeline(s).Update(context.Background(), UpdateRequest{}, nil); return err },
 			}
 			for name, call := range calls {
 				err := call()

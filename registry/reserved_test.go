@@ -62,7 +62,7 @@ func TestReservedName(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, manifest.ManifestFile), []byte(skillMD("base")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Link(ctx, LinkRequest{Dir: dir}, buildPrep); !errors.Is(err, ErrReservedName) {
+	if _, err := NewPipeline(s).Link(ctx, LinkRequest{Dir: dir}, buildPrep); !errors.Is(err, ErrReservedName) {
 		t.Errorf("Link = %v; want ErrReservedName", err)
 	}
 

@@ -21,7 +21,7 @@ type RollbackRequest struct {
 // is rebuilt (for a trusted skill) and the folder swapped in atomically, as
 // update does. The commit it leaves becomes the new previous_sha, so a
 // second rollback returns to where the first started.
-func (s *Store) Rollback(ctx context.Context, req RollbackRequest, prep Prepare) (UpdatePlan, error) {
+func (s *Pipeline) Rollback(ctx context.Context, req RollbackRequest, prep Prepare) (UpdatePlan, error) {
 	p, err := s.rollback(ctx, req, prep)
 	if err != nil {
 		return p, fmt.Errorf("rollback %s: %w", req.Name, err)
@@ -29,7 +29,7 @@ func (s *Store) Rollback(ctx context.Context, req RollbackRequest, prep Prepare)
 	return p, nil
 }
 
-func (s *Store) rollback(ctx context.Context, req RollbackRequest, prep Prepare) (UpdatePlan, error) {
+func (s *Pipeline) rollback(ctx context.Context, req RollbackRequest, prep Prepare) (UpdatePlan, error) {
 	e, err := s.Get(req.Name)
 	if err != nil {
 		return UpdatePlan{}, err
@@ -46,7 +46,7 @@ func (s *Store) rollback(ctx context.Context, req RollbackRequest, prep Prepare)
 	}
 	// An entry written before previous_dir_hash was recorded has none:
 	// the fetched commit is still checked to be previous_sha.
-	le := LockEntry{Name: e.Canonical, Source: e.GitURL, Path: e.Subdir, Ref: e.Ref, Constraint: e.Constraint, Commit: e.PreviousSHA, Hash: e.PreviousDirHash}
+	le := LockEntry{Name: e.Canonical, Source: e.URL, Path: e.Subdir, Ref: e.Ref, Constraint: e.Constraint, Commit: e.PreviousSHA, Hash: e.PreviousDirHash}
 	_, err = s.installLocked(ctx, le, &e, func(string) bool { return e.Trusted }, SyncRequest{AgentVersion: req.AgentVersion, Progress: req.Progress, Warn: req.Warn}, prep)
 	if err != nil {
 		return plan, err

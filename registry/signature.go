@@ -28,7 +28,7 @@ var ErrNotVerified = errors.New("not signed by an accepted signer")
 // What is checked: for git, the annotated tag object (a tag ref) and the
 // commit, whichever an accepted key signed; for an OCI artifact (a
 // source or a mirror), the Sigstore bundles attached to its manifest.
-func (s sources) verifySnapshot(ctx context.Context, source string, snap *gitsrc.Snapshot, a *ocisrc.Artifact) error {
+func (s verified) verifySnapshot(ctx context.Context, source string, snap *gitsrc.Snapshot, a *ocisrc.Artifact) error {
 	if s.policy.Empty() {
 		return nil
 	}
@@ -57,7 +57,7 @@ func (s sources) verifySnapshot(ctx context.Context, source string, snap *gitsrc
 }
 
 // signer is the accepted key that signed snap (or a), or nil and why not.
-func (s sources) signer(ctx context.Context, snap *gitsrc.Snapshot, a *ocisrc.Artifact, keys []signing.Key) (*signing.Key, error) {
+func (s verified) signer(ctx context.Context, snap *gitsrc.Snapshot, a *ocisrc.Artifact, keys []signing.Key) (*signing.Key, error) {
 	var errs []error
 	if a != nil {
 		bundles, err := s.oci.Referrers(ctx, a.Ref, a.Descriptor(), signing.BundleMediaType)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
+	"github.com/agentskills/agent/registry/provenance"
 	"github.com/agentskills/agent/registry/signing"
 
 	"oras.land/oras-go/v2/registry/remote"
@@ -68,15 +69,15 @@ func TestSignedOCISkill(t *testing.T) {
 	pub.OCI = client
 	for _, name := range []string{"signed", "unsigned", "other"} {
 		dir := gittest.NewRepo(t, signedSkill(name)).Dir()
-		if _, err := pub.Publish(ctx, registry.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
+		if _, err := provenance.New(pub).Publish(ctx, provenance.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	signed, err := pub.Sign(ctx, registry.SignRequest{Skill: reg.Ref("team/signed:1.0.0"), Key: readFile(t, teamKey)})
+	signed, err := provenance.New(pub).Sign(ctx, provenance.SignRequest{Skill: reg.Ref("team/signed:1.0.0"), Key: readFile(t, teamKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pub.Sign(ctx, registry.SignRequest{Skill: reg.Ref("team/other:1.0.0"), Key: readFile(t, otherKey)}); err != nil {
+	if _, err := provenance.New(pub).Sign(ctx, provenance.SignRequest{Skill: reg.Ref("team/other:1.0.0"), Key: readFile(t, otherKey)}); err != nil {
 		t.Fatal(err)
 	}
 	team, err := signing.ParseKey([]byte(teamPub))
@@ -112,7 +113,7 @@ func TestSignedOCISkill(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := signedStore(t, tc.required, signing.Signer{Key: teamPub})
 			s.OCI = client
-			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil)
+			e, err := registry.NewPipeline(s).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil)
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("Add: %v, want %v", err, tc.want)
@@ -141,7 +142,7 @@ func TestSignedOCISkill(t *testing.T) {
 	// is not installed trusted without asking.
 	s := signedStore(t, false, signing.Signer{Key: teamPub})
 	s.OCI = client
-	_, err = s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: reg.Ref("team/other:1.0.0")}, RequireSigned: true}, nil)
+	_, err = registry.NewPipeline(s).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: reg.Ref("team/other:1.0.0")}, RequireSigned: true}, nil)
 	if !errors.Is(err, registry.ErrNotVerified) {
 		t.Fatalf("RequireSigned, signed by another key: %v, want ErrNotVerified", err)
 	}
@@ -169,7 +170,7 @@ func TestSignedGitTag(t *testing.T) {
 
 	add := func(t *testing.T, ref string) (registry.Entry, error) {
 		s := signedStore(t, false, signing.Signer{Key: pubLine, Sources: []string{url}})
-		return s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: ref}}, nil)
+		return registry.NewPipeline(s).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: ref}}, nil)
 	}
 	tests := []struct {
 		name, ref string
@@ -210,7 +211,7 @@ func TestSignedGitTag(t *testing.T) {
 
 	// The same commit read in place (a local path: no transport).
 	s := signedStore(t, true, signing.Signer{Key: pubLine})
-	if _, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: filepath.Clean(repo.Dir())}}, nil); err != nil {
+	if _, err := registry.NewPipeline(s).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: filepath.Clean(repo.Dir())}}, nil); err != nil {
 		t.Fatalf("Add from a local path of a signed commit: %v", err)
 	}
 }
@@ -250,7 +251,7 @@ func TestSignedGitTagGPG(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := signedStore(t, true, signing.Signer{Key: key.Public})
-			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: tc.ref}}, nil)
+			e, err := registry.NewPipeline(s).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: tc.ref}}, nil)
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("Add: %v, want %v", err, tc.want)
@@ -281,7 +282,7 @@ func TestSyncSeesTheSignedTag(t *testing.T) {
 	repo.SSHSign(t, key, "tag", "-s", "v1.0.0", "-m", "release 1.0.0")
 	url := gittest.ServeRepo(t, repo)
 	required := func(t *testing.T) *registry.Store { return signedStore(t, true, signing.Signer{Key: pubLine}) }
-	e, err := required(t).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: "v1.0.0"}}, nil)
+	e, err := registry.NewPipeline(required(t)).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: "v1.0.0"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func TestSyncSeesTheSignedTag(t *testing.T) {
 
 	t.Run("tag still names the commit", func(t *testing.T) {
 		s := required(t)
-		if _, err := s.Sync(ctx, l, registry.SyncRequest{}, nil); err != nil {
+		if _, err := registry.NewPipeline(s).Sync(ctx, l, registry.SyncRequest{}, nil); err != nil {
 			t.Fatalf("Sync: %v", err)
 		}
 		got, err := s.Get("synctag")
@@ -307,7 +308,7 @@ func TestSyncSeesTheSignedTag(t *testing.T) {
 		repo.Commit(t, map[string]string{"scripts/greet.py": "print('moved')\n"}, "moved")
 		repo.RunGit(t, "tag", "-f", "-a", "v1.0.0", "-m", "moved, unsigned")
 		s := required(t)
-		_, err := s.Sync(ctx, l, registry.SyncRequest{}, nil)
+		_, err := registry.NewPipeline(s).Sync(ctx, l, registry.SyncRequest{}, nil)
 		if !errors.Is(err, signing.ErrUnsigned) {
 			t.Fatalf("Sync: %v, want %v", err, signing.ErrUnsigned)
 		}
@@ -352,7 +353,7 @@ func TestRelabelledSignedTag(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := signedStore(t, tc.required, signing.Signer{Key: pubLine, Sources: []string{url}})
-			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: tc.ref, Constraint: tc.constraint}}, nil)
+			e, err := registry.NewPipeline(s).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: url, Ref: tc.ref, Constraint: tc.constraint}}, nil)
 			if tc.relabelled {
 				if !errors.Is(err, signing.ErrRelabelled) || !strings.Contains(err.Error(), "v1.0.0") || !strings.Contains(err.Error(), "v2.0.0") {
 					t.Fatalf("Add: %v; want %v naming v1.0.0 and v2.0.0", err, signing.ErrRelabelled)
@@ -386,12 +387,12 @@ func relabelledLock(t *testing.T, e registry.Entry, url, pubLine string) {
 		t.Fatal(err)
 	}
 	s := signedStore(t, true, signing.Signer{Key: pubLine, Sources: []string{url}})
-	if _, err := s.Sync(context.Background(), l, registry.SyncRequest{}, nil); err != nil {
+	if _, err := registry.NewPipeline(s).Sync(context.Background(), l, registry.SyncRequest{}, nil); err != nil {
 		t.Fatalf("Sync of the signed v1.0.0: %v", err)
 	}
 	l.Skills[0].Ref, l.Skills[0].Version = "v2.0.0", "2.0.0"
 	s = signedStore(t, true, signing.Signer{Key: pubLine, Sources: []string{url}})
-	_, err = s.Sync(context.Background(), l, registry.SyncRequest{}, nil)
+	_, err = registry.NewPipeline(s).Sync(context.Background(), l, registry.SyncRequest{}, nil)
 	if !errors.Is(err, signing.ErrRelabelled) {
 		t.Fatalf("Sync of a lock naming v2.0.0: %v; want %v", err, signing.ErrRelabelled)
 	}
@@ -418,12 +419,12 @@ func TestRelabelledOCITag(t *testing.T) {
 	}
 	pub := registry.NewStore(t.TempDir())
 	pub.OCI = client
-	publishSigned := func(name string, files map[string]string) registry.SignedArtifact {
+	publishSigned := func(name string, files map[string]string) provenance.SignedArtifact {
 		dir := gittest.NewRepo(t, files).Dir()
-		if _, err := pub.Publish(ctx, registry.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
+		if _, err := provenance.New(pub).Publish(ctx, provenance.PublishRequest{Skill: dir, Ref: reg.Ref("team/" + name + ":1.0.0")}); err != nil {
 			t.Fatal(err)
 		}
-		signed, err := pub.Sign(ctx, registry.SignRequest{Skill: reg.Ref("team/" + name + ":1.0.0"), Key: readFile(t, key)})
+		signed, err := provenance.New(pub).Sign(ctx, provenance.SignRequest{Skill: reg.Ref("team/" + name + ":1.0.0"), Key: readFile(t, key)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -466,7 +467,7 @@ func TestRelabelledOCITag(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := signedStore(t, tc.required, signing.Signer{Key: pubLine})
 			s.OCI = client
-			e, err := s.Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil)
+			e, err := registry.NewPipeline(s).Add(ctx, registry.AddRequest{Source: gitsrc.Source{Raw: tc.source}}, nil)
 			if tc.relabelled != "" {
 				if !errors.Is(err, signing.ErrRelabelled) || !strings.Contains(err.Error(), "tag "+tc.relabelled) {
 					t.Fatalf("Add: %v; want %v naming the tag %s", err, signing.ErrRelabelled, tc.relabelled)

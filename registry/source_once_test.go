@@ -9,6 +9,7 @@ import (
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/ocisrc"
+	"github.com/agentskills/agent/registry/provenance"
 )
 
 // TestAddParsesTheSourceOnce: an add fetches the typed source that
@@ -22,7 +23,7 @@ func TestAddParsesTheSourceOnce(t *testing.T) {
 	pub := registry.NewStore(t.TempDir())
 	pub.OCI = client
 	dir := gittest.NewRepo(t, signedSkill("once")).Dir()
-	published, err := pub.Publish(ctx, registry.PublishRequest{Skill: dir, Ref: reg.Ref("team/once:1.0.0")})
+	published, err := provenance.New(pub).Publish(ctx, provenance.PublishRequest{Skill: dir, Ref: reg.Ref("team/once:1.0.0")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestAddParsesTheSourceOnce(t *testing.T) {
 	}
 	s := registry.NewStore(t.TempDir())
 	s.OCI = client
-	e, err := s.Add(ctx, registry.AddRequest{Source: src}, nil)
+	e, err := registry.NewPipeline(s).Add(ctx, registry.AddRequest{Source: src}, nil)
 	if err != nil {
 		t.Fatalf("add re-read the source URL: %v", err)
 	}

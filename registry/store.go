@@ -35,7 +35,7 @@ type Tool = tooldesc.Tool
 // Entry is one installed skill in registry.json (SPEC §5). What it is
 // and how it is used are its own fields; where it came from, what its
 // files must hash to, what it replaced and how a linked skill is rebuilt
-// are grouped. The groups are embedded, so e.GitURL still reads, and
+// are grouped. The groups are embedded, so e.URL still reads, and
 // registry.json keeps its flat form and key order (entryJSON).
 type Entry struct {
 	Name        string  `json:"name"`
@@ -63,8 +63,8 @@ type Entry struct {
 
 // Origin is where an entry's files came from.
 type Origin struct {
-	Source     string `json:"source"` // "git", "oci", "bundled" or "dev" (linked)
-	GitURL     string `json:"git_url,omitempty"`
+	Source     string `json:"source"`            // "git", "oci", "bundled" or "dev" (linked)
+	URL        string `json:"git_url,omitempty"` // the source URL, of any kind (git, oci://)
 	Ref        string `json:"ref,omitempty"`
 	Constraint string `json:"constraint,omitempty"`
 	Version    string `json:"version,omitempty"`
@@ -160,16 +160,18 @@ type Store struct {
 }
 
 // checkName refuses a canonical name that Reserved holds.
-func (s *Store) checkName(canonical string) error {
+func (s *Pipeline) checkName(canonical string) error {
 	if s.Reserved != nil && s.Reserved(canonical) {
 		return fmt.Errorf("%s %w", canonical, ErrReservedName)
 	}
 	return nil
 }
 
-func (s *Store) swap(a, b string) error {
-	if s.exchange != nil {
-		return s.exchange(a, b)
+// swapWith swaps a and b through ex, the store's exchange hook, or the
+// renameat2 one when it is nil.
+func swapWith(ex func(a, b string) error, a, b string) error {
+	if ex != nil {
+		return ex(a, b)
 	}
 	return exchange(a, b)
 }
@@ -186,20 +188,12 @@ func (s *Store) RegistryPath() string { return filepath.Join(s.SkillsDir(), "reg
 // PluginsDir is $AGENT_HOME/plugins, where built plugin binaries live.
 func (s *Store) PluginsDir() string { return filepath.Join(s.Home, "plugins") }
 
-func (s *Store) tmpDir() string   { return filepath.Join(s.SkillsDir(), ".tmp") }
-func (s *Store) lockPath() string { return filepath.Join(s.SkillsDir(), ".lock") }
+func (s *Store) tmpDir() string { return filepath.Join(s.SkillsDir(), ".tmp") }
 
 func (s *Store) skillDir(canonical string) string { return filepath.Join(s.SkillsDir(), canonical) }
 
-func (s *Store) git() gitsrc.Git {
-	src := sources{git: s.Git, oci: s.OCI, mirrors: s.Mirrors, policy: s.Signatures}
-	if src.git == nil {
-		src.git = &gitsrc.GoGit{}
-	}
-	if src.oci == nil {
-		src.oci = &ocisrc.Client{}
-	}
-	return src
+func (s *Pipeline) git() gitsrc.Git {
+	return newSources(s.Git, s.OCI, s.Mirrors, s.Signatures)
 }
 
 func (s *Store) now() time.Time {
@@ -220,13 +214,13 @@ func (s *Store) at(point string) {
 // writer left work behind, List finishes or undoes it first (see
 // recoverIfNeeded), so that the folders match the entries it returns.
 func (s *Store) List() ([]Entry, error) {
-	s.recoverIfNeeded()
+	recovery{s}.ifNeeded()
 	return s.read()
 }
 
 // Get returns the skill named name, in any spelling.
 func (s *Store) Get(name string) (Entry, error) {
-	s.recoverIfNeeded()
+	recovery{s}.ifNeeded()
 	entries, err := s.read()
 	if err != nil {
 		return Entry{}, err
@@ -261,7 +255,7 @@ func notFound(entries []Entry, name string) error {
 // SetTrusted records whether the user trusts a skill.
 func (s *Store) SetTrusted(name string, trusted bool) (Entry, error) {
 	var out Entry
-	err := s.locked(func(entries []Entry) ([]Entry, error) {
+	err := s.Edit(func(entries []Entry) ([]Entry, error) {
 		e, err := find(entries, name)
 		if err != nil {
 			return nil, err
@@ -310,7 +304,7 @@ func (s *Store) Remove(ctx context.Context, name string) (Entry, error) {
 		s.at("remove:committed")
 		_ = os.RemoveAll(s.skillDir(out.Canonical))
 		_ = os.RemoveAll(filepath.Join(s.PluginsDir(), out.Canonical))
-		_ = os.Remove(s.integrityPath(out.Canonical))
+		_ = os.Remove(integrityRecords(s.Home).path(out.Canonical))
 		_ = os.Remove(marker)
 	})
 	if err != nil {
@@ -336,10 +330,12 @@ func replace(entries []Entry, e Entry) []Entry {
 	return out
 }
 
-// locked runs fn under the lock with the current entries (after recovering
-// leftovers) and writes what it returns. A nil slice with a nil error means
-// nothing changed.
-func (s *Store) locked(fn func([]Entry) ([]Entry, error)) error {
+// Edit is the store's one transaction: it runs fn under the registry lock
+// with the current entries (after recovering leftovers) and writes what it
+// returns. A nil slice with a nil error means nothing changed; the other
+// files of the home (registry/trust's) are written inside fn to share the
+// lock.
+func (s *Store) Edit(fn func([]Entry) ([]Entry, error)) error {
 	return s.lockedThen(fn, nil)
 }
 
@@ -347,7 +343,7 @@ func (s *Store) locked(fn func([]Entry) ([]Entry, error)) error {
 // registry has been written (to drop markers that recovery would otherwise
 // have to interpret).
 func (s *Store) lockedThen(fn func([]Entry) ([]Entry, error), after func()) error {
-	unlock, err := s.lock()
+	unlock, err := lockRegistry(s.SkillsDir())
 	if err != nil {
 		return err
 	}
@@ -356,7 +352,7 @@ func (s *Store) lockedThen(fn func([]Entry) ([]Entry, error), after func()) erro
 	if err != nil {
 		return err
 	}
-	s.recover(entries)
+	recovery{s}.run(entries)
 	next, err := fn(entries)
 	if err == nil && next != nil {
 		err = s.write(next)
@@ -364,7 +360,7 @@ func (s *Store) lockedThen(fn func([]Entry) ([]Entry, error), after func()) erro
 	if err != nil {
 		// Everything fn may do is a recoverable step; undo it against the
 		// registry as it still is.
-		s.recover(entries)
+		recovery{s}.run(entries)
 		return err
 	}
 	if after != nil && next != nil {
@@ -373,19 +369,20 @@ func (s *Store) lockedThen(fn func([]Entry) ([]Entry, error), after func()) erro
 	return nil
 }
 
-// lock takes the flock on skills/.lock that serialises writers across
+// lockRegistry takes the flock on skills/.lock that serialises writers across
 // processes (and goroutines: each call opens its own file description).
-func (s *Store) lock() (func(), error) {
-	if err := os.MkdirAll(s.SkillsDir(), 0o755); err != nil {
+func lockRegistry(skillsDir string) (func(), error) {
+	if err := os.MkdirAll(skillsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock registry: %w", err)
 	}
-	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, 0o644)
+	lockPath := filepath.Join(skillsDir, ".lock")
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock registry: %w", err)
 	}
 	if err := flock.Lock(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("lock registry %s: %w", s.lockPath(), err)
+		return nil, fmt.Errorf("lock registry %s: %w", lockPath, err)
 	}
 	return func() {
 		_ = flock.Unlock(f)

@@ -34,7 +34,7 @@ type Survey struct {
 // signer policy) and returns what discovery finds there with the SKILL.md
 // texts. When known reports that the caller has already surveyed the
 // commit fetched, discovery is skipped and Skills is nil.
-func (s *Store) Survey(ctx context.Context, src gitsrc.Source, progress io.Writer, known func(commit string) bool) (*Survey, error) {
+func (s *Pipeline) Survey(ctx context.Context, src gitsrc.Source, progress io.Writer, known func(commit string) bool) (*Survey, error) {
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, progress))
 	if err != nil {
 		return nil, fmt.Errorf("survey %s: %w", src.Raw, err)

@@ -60,8 +60,8 @@ func DiffLock(installed []Entry, l *Lock) []SyncChange {
 		case e.Source == SourceDev:
 			// A linked folder is the user's own work: never replaced.
 			c.Action, c.OldSource = SyncConflict, "the linked folder "+e.Path
-		case e.GitURL != le.Source:
-			c.Action, c.OldSource, c.OldSHA, c.OldHash = SyncConflict, e.GitURL, e.CommitSHA, e.DirHash
+		case e.URL != le.Source:
+			c.Action, c.OldSource, c.OldSHA, c.OldHash = SyncConflict, e.URL, e.CommitSHA, e.DirHash
 		case e.CommitSHA != le.Commit || e.DirHash != le.Hash || e.Subdir != le.Path:
 			c.Action, c.OldSHA, c.OldHash, c.OldPath = SyncMove, e.CommitSHA, e.DirHash, e.Subdir
 		default:
@@ -71,7 +71,7 @@ func DiffLock(installed []Entry, l *Lock) []SyncChange {
 	}
 	for _, e := range installed {
 		if e.fetched() && !inLock[e.Canonical] {
-			out = append(out, SyncChange{Name: e.Canonical, Action: SyncRemove, Source: e.GitURL, OldSHA: e.CommitSHA, OldHash: e.DirHash, OldPath: e.Subdir})
+			out = append(out, SyncChange{Name: e.Canonical, Action: SyncRemove, Source: e.URL, OldSHA: e.CommitSHA, OldHash: e.DirHash, OldPath: e.Subdir})
 		}
 	}
 	sortChanges(out)
@@ -107,7 +107,7 @@ type SyncRequest struct {
 // locked name from another source is a conflict: nothing is changed then.
 // Otherwise an error for one skill does not stop the others; all errors
 // are returned joined, with the changes that were made.
-func (s *Store) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare) ([]SyncChange, error) {
+func (s *Pipeline) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare) ([]SyncChange, error) {
 	installed, err := s.read()
 	if err != nil {
 		return nil, fmt.Errorf("sync: %w", err)
@@ -189,7 +189,7 @@ func (s *Store) Sync(ctx context.Context, l *Lock, req SyncRequest, prep Prepare
 
 // sameFolder reports whether e is installed from le's source and folder.
 func sameFolder(e Entry, le LockEntry) bool {
-	return e.GitURL == le.Source && e.Subdir == le.Path
+	return e.URL == le.Source && e.Subdir == le.Path
 }
 
 // knownTrusted reports whether this home trusted the skill (cur, when ok)
@@ -211,12 +211,12 @@ func knownTrusted(cur Entry, ok bool, le LockEntry, h1 string) bool {
 // then installs it (cur nil) or swaps it in for cur, trusted when
 // trusted says so of its folder's h1: hash or an accepted key signed it.
 // It returns the entry written.
-func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, trusted func(h1 string) bool, req SyncRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) installLocked(ctx context.Context, le LockEntry, cur *Entry, trusted func(h1 string) bool, req SyncRequest, prep Prepare) (Entry, error) {
 	if err := s.checkName(le.Name); err != nil {
 		return Entry{}, fmt.Errorf("%w; no installed skill takes a bundled name: add it under another name (agent skill add --name) and lock again", err)
 	}
 	var w *work
-	if err := s.locked(func([]Entry) ([]Entry, error) {
+	if err := s.Edit(func([]Entry) ([]Entry, error) {
 		var err error
 		w, err = s.newWork()
 		return nil, err
@@ -225,7 +225,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	}
 	defer w.close()
 
-	snap, err := s.fetchPinned(ctx, Entry{Origin: Origin{GitURL: le.Source, CommitSHA: le.Commit, Ref: le.Ref}}, req.Progress)
+	snap, err := s.fetchPinned(ctx, Entry{Origin: Origin{URL: le.Source, CommitSHA: le.Commit, Ref: le.Ref}}, req.Progress)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -242,7 +242,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 		return Entry{}, fmt.Errorf("hash the files of %s: %w", le.Name, err)
 	}
 	if le.Hash != "" && got != le.Hash {
-		return Entry{}, hashMismatch(le, got)
+		return Entry{}, HashMismatch(le, got)
 	}
 	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(le.Path))
 	if err != nil {
@@ -284,7 +284,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 			e.Name = le.Name // installed under another name (add --name)
 		}
 	}
-	e.GitURL, e.Subdir, e.Ref, e.Constraint = le.Source, le.Path, le.Ref, le.Constraint
+	e.URL, e.Subdir, e.Ref, e.Constraint = le.Source, le.Path, le.Ref, le.Constraint
 	e.CommitSHA, e.Version, e.Description, e.UpdatedAt = le.Commit, version, m.Description, now
 	// A skill an accepted key signed is trusted for it (SPEC §18).
 	e.Trusted = trusted(got) || snap.Signer != ""
@@ -294,7 +294,7 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 		return Entry{}, err
 	}
 	if le.Hash != "" && e.DirHash != le.Hash {
-		return Entry{}, hashMismatch(le, e.DirHash)
+		return Entry{}, HashMismatch(le, e.DirHash)
 	}
 	if cur == nil {
 		return e, s.commitAdd(e, inst)
@@ -312,7 +312,9 @@ func (s *Store) installLocked(ctx context.Context, le LockEntry, cur *Entry, tru
 	return e, s.commitMove(*cur, e, inst)
 }
 
-func hashMismatch(le LockEntry, got string) error {
+// HashMismatch is the error for a folder of le that hashes to got, not
+// to the h1: the lock records.
+func HashMismatch(le LockEntry, got string) error {
 	return fmt.Errorf("%w: %s at commit %s of %s: the lock says %s, the fetched folder %q hashes to %s; nothing was changed for %s. If the lock is right, the source was tampered with; if the source is right, run agent skill lock on a machine you trust",
 		ErrHashMismatch, le.Name, gitsrc.Short(le.Commit), le.Source, le.Hash, le.Path, got, le.Name)
 }

@@ -21,7 +21,7 @@ type TrustRequest struct {
 //
 // A skill without a plugin, or whose plugin was built while it was
 // trusted before, is only marked.
-func (s *Store) Trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) Trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
 	e, err := s.trust(ctx, req, prep)
 	if err != nil {
 		return Entry{}, fmt.Errorf("trust %s: %w", req.Name, err)
@@ -29,7 +29,7 @@ func (s *Store) Trust(ctx context.Context, req TrustRequest, prep Prepare) (Entr
 	return e, nil
 }
 
-func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
+func (s *Pipeline) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entry, error) {
 	e, err := s.Get(req.Name)
 	if err != nil {
 		return Entry{}, err
@@ -45,7 +45,7 @@ func (s *Store) trust(ctx context.Context, req TrustRequest, prep Prepare) (Entr
 		return s.markTrusted(e, nil)
 	}
 	var w *work
-	if err := s.locked(func([]Entry) ([]Entry, error) {
+	if err := s.Edit(func([]Entry) ([]Entry, error) {
 		var err error
 		w, err = s.newWork()
 		return nil, err
@@ -87,7 +87,7 @@ type trustBuild struct {
 
 // markTrusted commits trust, with the built plugin when b is set. The
 // entry must not have moved on (an update or another trust) meanwhile.
-func (s *Store) markTrusted(e Entry, b *trustBuild) (Entry, error) {
+func (s *Pipeline) markTrusted(e Entry, b *trustBuild) (Entry, error) {
 	var out Entry
 	err := s.lockedThen(func(entries []Entry) ([]Entry, error) {
 		cur, err := find(entries, e.Canonical)
@@ -111,7 +111,7 @@ func (s *Store) markTrusted(e Entry, b *trustBuild) (Entry, error) {
 		// An entry from before dir_hash was recorded gets its per-file
 		// record now, so that changes can be named.
 		if b != nil && e.DirHash == "" {
-			s.writeRecord(e.Canonical, b.inst.record)
+			integrityRecords(s.Home).write(e.Canonical, b.inst.record)
 		}
 	})
 	if err != nil {
@@ -133,7 +133,7 @@ func (e Entry) trustedAt(h1 string) bool {
 // e was trusted and ne (what replaces it) is the same folder of the same
 // source: moving on does not forget what this home trusted.
 func (ne *Entry) rememberTrust(e Entry) {
-	if !e.Trusted || e.DirHash == "" || e.GitURL != ne.GitURL || e.Subdir != ne.Subdir || slices.Contains(ne.TrustedHashes, e.DirHash) {
+	if !e.Trusted || e.DirHash == "" || e.URL != ne.URL || e.Subdir != ne.Subdir || slices.Contains(ne.TrustedHashes, e.DirHash) {
 		return
 	}
 	hs := append(slices.Clip(ne.TrustedHashes), e.DirHash)

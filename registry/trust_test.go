@@ -41,7 +41,7 @@ func TestTrustBuildsWhatWasPinned(t *testing.T) {
 	if _, err := os.Stat(s.PluginsDir()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("plugins dir after untrusted add: %v", err)
 	}
-	got, err := s.Trust(context.Background(), TrustRequest{Name: "P"}, prep)
+	got, err := NewPipeline(s).Trust(context.Background(), TrustRequest{Name: "P"}, prep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestTrustBuildsWhatWasPinned(t *testing.T) {
 	}
 	assertConsistent(t, s)
 	// Again: nothing to build.
-	if _, err := s.Trust(context.Background(), TrustRequest{Name: "p"}, prep); err != nil || preps.Load() != 1 {
+	if _, err := NewPipeline(s).Trust(context.Background(), TrustRequest{Name: "p"}, prep); err != nil || preps.Load() != 1 {
 		t.Fatalf("second Trust = %v, preps %d", err, preps.Load())
 	}
 
@@ -60,7 +60,7 @@ func TestTrustBuildsWhatWasPinned(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(es.Path, "scripts", "a.py"), []byte("evil"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Trust(context.Background(), TrustRequest{Name: "s"}, prep); !errors.Is(err, ErrTampered) {
+	if _, err := NewPipeline(s).Trust(context.Background(), TrustRequest{Name: "s"}, prep); !errors.Is(err, ErrTampered) {
 		t.Fatalf("Trust of an edited skill = %v; want ErrTampered", err)
 	}
 	if es, _ := s.Get("s"); es.Trusted {
@@ -69,7 +69,7 @@ func TestTrustBuildsWhatWasPinned(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(es.Path, "scripts", "a.py"), []byte("print(1)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Trust(context.Background(), TrustRequest{Name: "s"}, prep); err != nil || !got.Trusted || preps.Load() != 1 {
+	if got, err := NewPipeline(s).Trust(context.Background(), TrustRequest{Name: "s"}, prep); err != nil || !got.Trusted || preps.Load() != 1 {
 		t.Fatalf("Trust of a script skill = %+v, %v (preps %d)", got, err, preps.Load())
 	}
 	assertConsistent(t, s)

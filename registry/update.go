@@ -61,7 +61,7 @@ const (
 // when none was given). Skills pinned to a tag or commit are left alone.
 // Each skill is updated atomically; an error for one does not stop the
 // others, and all errors are returned joined.
-func (s *Store) Update(ctx context.Context, req UpdateRequest, prep Prepare) ([]UpdateResult, error) {
+func (s *Pipeline) Update(ctx context.Context, req UpdateRequest, prep Prepare) ([]UpdateResult, error) {
 	entries, err := s.read()
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
@@ -103,7 +103,7 @@ func (s *Store) Update(ctx context.Context, req UpdateRequest, prep Prepare) ([]
 	return results, errors.Join(errs...)
 }
 
-func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep Prepare) (UpdateResult, error) {
+func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep Prepare) (UpdateResult, error) {
 	if e.Source == SourceDev {
 		return UpdateResult{}, fmt.Errorf("%w: it is rebuilt from %s when its sources change", ErrLinked, e.Path)
 	}
@@ -113,7 +113,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 		return res, nil
 	}
 	var w *work
-	if err := s.locked(func([]Entry) ([]Entry, error) {
+	if err := s.Edit(func([]Entry) ([]Entry, error) {
 		var err error
 		w, err = s.newWork()
 		return nil, err
@@ -122,7 +122,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 	}
 	defer w.close()
 
-	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.GitURL, e.Ref, e.Constraint, req.Progress))
+	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.URL, e.Ref, e.Constraint, req.Progress))
 	if err != nil {
 		return res, err
 	}
@@ -140,7 +140,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 	}
 	repoDir := w.path("repo")
 	if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, nil, s.Limits); err != nil {
-		return res, fmt.Errorf("read %s at %s: %w", e.GitURL, gitsrc.Short(newSHA), err)
+		return res, fmt.Errorf("read %s at %s: %w", e.URL, gitsrc.Short(newSHA), err)
 	}
 	skillDir := filepath.Join(repoDir, filepath.FromSlash(e.Subdir))
 	m, warns, err := gitsrc.LoadManifestAs(skillDir, filepath.ToSlash(e.Subdir))
@@ -149,7 +149,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 	}
 	if m.Plugin != nil && m.Plugin.Build != "" {
 		if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, m, s.Limits); err != nil {
-			return res, fmt.Errorf("read %s at %s: %w", e.GitURL, gitsrc.Short(newSHA), err)
+			return res, fmt.Errorf("read %s at %s: %w", e.URL, gitsrc.Short(newSHA), err)
 		}
 	}
 	version := snap.Version
@@ -205,7 +205,7 @@ func (s *Store) updateOne(ctx context.Context, e Entry, req UpdateRequest, prep 
 // kill at any point leaves e or ne installed: recovery swaps back a folder
 // whose entry was not written (the .new and .old names). It refuses when
 // the entry moved or its trust changed since e was read.
-func (s *Store) commitMove(e, ne Entry, inst installable) error {
+func (s *Pipeline) commitMove(e, ne Entry, inst installable) error {
 	newDir := filepath.Join(s.tmpDir(), e.Canonical+".new."+ne.CommitSHA)
 	oldDir := filepath.Join(s.tmpDir(), e.Canonical+".old."+e.CommitSHA)
 	return s.lockedThen(func(entries []Entry) ([]Entry, error) {
@@ -229,7 +229,7 @@ func (s *Store) commitMove(e, ne Entry, inst installable) error {
 		s.at("update:plugin")
 		return replace(entries, ne), nil
 	}, func() {
-		s.writeRecord(e.Canonical, inst.record)
+		integrityRecords(s.Home).write(e.Canonical, inst.record)
 		s.at("update:committed")
 		_ = os.RemoveAll(newDir)
 		_ = os.Remove(newDir + ".ino")
@@ -291,7 +291,7 @@ func localEdits(snap *gitsrc.Snapshot, e Entry) []string {
 // atomic and the old folder ends up at newDir; the staged folder's inode is
 // recorded first so recovery can tell whether the swap happened. Without
 // it, the old folder is renamed to oldDir first.
-func (s *Store) swapIn(staged, newDir, oldDir, dst string) error {
+func (s *Pipeline) swapIn(staged, newDir, oldDir, dst string) error {
 	if err := os.Rename(staged, newDir); err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func (s *Store) swapIn(staged, newDir, oldDir, dst string) error {
 		return err
 	}
 	s.at("update:staged")
-	err := s.swap(newDir, dst)
+	err := swapWith(s.exchange, newDir, dst)
 	if err == nil {
 		s.at("update:swapped")
 		return nil

@@ -19,7 +19,7 @@ func update(t *testing.T, s *Store, req UpdateRequest) []UpdateResult {
 	if req.AgentVersion == "" {
 		req.AgentVersion = "0.5.0"
 	}
-	res, err := s.Update(context.Background(), req, buildPrep)
+	res, err := NewPipeline(s).Update(context.Background(), req, buildPrep)
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
@@ -77,7 +77,7 @@ func TestUpdateWithinConstraint(t *testing.T) {
 	if err := s.CheckIntegrity(e); err != nil {
 		t.Errorf("CheckIntegrity after update: %v", err)
 	}
-	if rec := s.readRecord(e); rec == nil || rec.DirHash != e.DirHash {
+	if rec := integrityRecords(s.Home).read(e); rec == nil || rec.DirHash != e.DirHash {
 		t.Errorf("integrity record after update = %+v; want one for %s", rec, e.DirHash)
 	}
 	assertConsistent(t, s)
@@ -198,21 +198,21 @@ func TestUpdateErrors(t *testing.T) {
 
 	repo.Commit(t, map[string]string{"SKILL.md": skillMD("u", "min_agent_version: 9.0.0")}, "needs new agent")
 	before := tree(t, s.Home)
-	_, err := s.Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, buildPrep)
+	_, err := NewPipeline(s).Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, buildPrep)
 	if !errors.Is(err, manifest.ErrIncompatible) {
 		t.Fatalf("Update = %v; want ErrIncompatible", err)
 	}
 	repo.Commit(t, map[string]string{"SKILL.md": "---\n- broken\n---\n"}, "broken")
-	_, err = s.Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, buildPrep)
+	_, err = NewPipeline(s).Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, buildPrep)
 	if !errors.Is(err, manifest.ErrInvalidManifest) {
 		t.Fatalf("Update = %v; want ErrInvalidManifest", err)
 	}
 	repo.Commit(t, map[string]string{"SKILL.md": skillMD("u")}, "fixed")
-	_, err = s.Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, func(context.Context, *Staged) error { return errors.New("build broke") })
+	_, err = NewPipeline(s).Update(context.Background(), UpdateRequest{AgentVersion: "0.5.0"}, func(context.Context, *Staged) error { return errors.New("build broke") })
 	if err == nil || !strings.Contains(err.Error(), "build broke") {
 		t.Fatalf("Update = %v; want build error", err)
 	}
-	_, err = s.Update(context.Background(), UpdateRequest{Names: []string{"nope"}}, nil)
+	_, err = NewPipeline(s).Update(context.Background(), UpdateRequest{Names: []string{"nope"}}, nil)
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Update nope = %v; want ErrNotFound", err)
 	}

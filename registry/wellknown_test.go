@@ -76,15 +76,15 @@ func TestWellKnownAddLockSyncUpdate(t *testing.T) {
 	u, beta1 := site.publish(t, "1")
 	ctx := context.Background()
 	s := newStore(t)
-	if _, err := s.AddSkills(ctx, mustParse(t, u, true), nil); err != nil {
+	if _, err := NewPipeline(s).AddSkills(ctx, mustParse(t, u, true), nil); err != nil {
 		t.Fatal(err)
 	}
 	b, err := s.Get("beta")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Source != SourceWellKnown || b.GitURL != u || b.CommitSHA != beta1 || b.Subdir != "beta" {
-		t.Fatalf("beta = source %s url %s commit %s subdir %s; want wellknown %s %s beta", b.Source, b.GitURL, b.CommitSHA, b.Subdir, u, beta1)
+	if b.Source != SourceWellKnown || b.URL != u || b.CommitSHA != beta1 || b.Subdir != "beta" {
+		t.Fatalf("beta = source %s url %s commit %s subdir %s; want wellknown %s %s beta", b.Source, b.URL, b.CommitSHA, b.Subdir, u, beta1)
 	}
 	if c, rec, err := s.Verify(b, true); err != nil || !rec || len(c.Changed)+len(c.Added)+len(c.Removed) != 0 || c.Unnamed {
 		t.Fatalf("Verify(beta) = %+v, %v, %v", c, rec, err)
@@ -108,13 +108,8 @@ func TestWellKnownAddLockSyncUpdate(t *testing.T) {
 		t.Fatalf("the lock does not read back: %v", err)
 	}
 
-	// A mirror covers git sources only.
-	if res, err := s.FillMirror(ctx, lock, "oci://127.0.0.1:1/mirror", nil); err != nil || len(res) != 2 || res[0].Skipped == "" || res[1].Skipped == "" {
-		t.Fatalf("FillMirror = %+v, %v; want both skipped", res, err)
-	}
-
 	other := newStore(t)
-	if _, err := other.Sync(ctx, lock, SyncRequest{}, nil); err != nil {
+	if _, err := NewPipeline(other).Sync(ctx, lock, SyncRequest{}, nil); err != nil {
 		t.Fatalf("Sync: %v", err)
 	}
 	ob, err := other.Get("beta")
@@ -127,7 +122,7 @@ func TestWellKnownAddLockSyncUpdate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(b.Path, "scripts", "run.py"), []byte("print('edited')\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Update(ctx, UpdateRequest{Names: []string{"alpha", "beta"}}, nil)
+	res, err := NewPipeline(s).Update(ctx, UpdateRequest{Names: []string{"alpha", "beta"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +143,7 @@ func TestWellKnownAddLockSyncUpdate(t *testing.T) {
 	}
 
 	third := newStore(t)
-	if _, err := third.Sync(ctx, lock, SyncRequest{}, nil); !errors.Is(err, gitsrc.ErrRefNotFound) {
+	if _, err := NewPipeline(third).Sync(ctx, lock, SyncRequest{}, nil); !errors.Is(err, gitsrc.ErrRefNotFound) {
 		t.Fatalf("Sync of a digest the site no longer serves = %v; want ErrRefNotFound", err)
 	}
 }
@@ -162,7 +157,7 @@ func TestWellKnownDigestMismatch(t *testing.T) {
 	site.files["/.well-known/agent-skills/alpha/SKILL.md"] = []byte(skillMD("alpha", "allowed-tools: Bash"))
 	site.mu.Unlock()
 	s := newStore(t)
-	if _, err := s.AddSkills(context.Background(), mustParse(t, u, true), nil); !errors.Is(err, wellknown.ErrDigestMismatch) {
+	if _, err := NewPipeline(s).AddSkills(context.Background(), mustParse(t, u, true), nil); !errors.Is(err, wellknown.ErrDigestMismatch) {
 		t.Fatalf("Add = %v; want ErrDigestMismatch", err)
 	}
 	if entries, _ := s.List(); len(entries) != 0 {

@@ -246,15 +246,15 @@ func Installed(entries []registry.Entry) []Skill {
 	for _, e := range entries {
 		s := Skill{
 			Name: e.Name, Description: e.Description, Kind: KindInstalled, Installed: true,
-			Source: e.GitURL, Path: e.Subdir, Version: e.Version, Pin: e.CommitSHA,
+			Source: e.URL, Path: e.Subdir, Version: e.Version, Pin: e.CommitSHA,
 			Signer: e.Signer, Signed: e.Signer != "",
 		}
 		if l := e.Listing; l != nil {
 			s.Permissions = Permissions{FSRead: l.FS.Read, FSWrite: l.FS.Write, Network: l.Network, Env: l.Env}
 		}
 		switch {
-		case e.GitURL != "":
-			s.ID = ID(e.GitURL, e.Subdir)
+		case e.URL != "":
+			s.ID = ID(e.URL, e.Subdir)
 		default:
 			s.ID, s.Source, s.Kind = e.Canonical, e.Source, e.Source
 		}

@@ -36,7 +36,7 @@ func installedIn(t *testing.T, home string) (*registry.Store, registry.Entry) {
 		t.Fatal(err)
 	}
 	s := registry.NewStore(home)
-	e, err := s.Add(context.Background(), registry.AddRequest{Source: src, Trusted: true},
+	e, err := registry.NewPipeline(s).Add(context.Background(), registry.AddRequest{Source: src, Trusted: true},
 		func(context.Context, *registry.Staged) error { return nil })
 	if err != nil {
 		t.Fatal(err)

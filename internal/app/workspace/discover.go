@@ -11,6 +11,7 @@ import (
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 // AgentsSkills is the folder, in a project and in the user's home, whose
@@ -128,7 +129,7 @@ func discoveredEntry(dir string) registry.Entry {
 
 // trust marks e trusted when the user trusted its folder under this name,
 // with the hash of the files then, which the first use checks.
-func trust(e *registry.Entry, trusted []registry.FolderTrust) {
+func applyTrust(e *registry.Entry, trusted []trust.FolderTrust) {
 	for _, t := range trusted {
 		if t.Path == e.Path && t.Canonical == e.Canonical {
 			e.Trusted, e.DirHash = true, t.DirHash

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 // writeSkill makes dir/SKILL.md naming the skill name.
@@ -157,7 +158,7 @@ func TestAllEntriesDiscovered(t *testing.T) {
 	project := filepath.Join(root, "project")
 	writeSkill(t, filepath.Join(project, ".agents", "skills", "tidy"), "tidy")
 	writeSkill(t, filepath.Join(project, ".agents", "skills", "base"), "base")
-	store := registry.NewStore(filepath.Join(root, "home"))
+	store := trust.Of(registry.NewStore(filepath.Join(root, "home")))
 	d := Discovery{Project: project}
 
 	all, warnings, err := AllEntries(context.Background(), store, d)

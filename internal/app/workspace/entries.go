@@ -11,6 +11,7 @@ import (
 	"github.com/agentskills/agent/internal/app/bundled"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 // Installed is what the workspace reads of the registry store: the
@@ -19,7 +20,7 @@ import (
 type Installed interface {
 	List() ([]registry.Entry, error)
 	Get(name string) (registry.Entry, error)
-	TrustedFolders() ([]registry.FolderTrust, error)
+	TrustedFolders() ([]trust.FolderTrust, error)
 }
 
 // AllEntries merges installed, bundled and discovered skills, sorted by
@@ -60,7 +61,7 @@ func AllEntries(ctx context.Context, store Installed, d Discovery) ([]registry.E
 // skill's name, which an older agent let add install.
 func bundledTaken(e registry.Entry) string {
 	return fmt.Sprintf("installed skill %s (from %s) is not loaded: %s is the name of a skill bundled with agent, and no installed skill takes a bundled name; remove it (agent skill remove %s --yes) and add it again under another name (agent skill add --name)",
-		e.Canonical, e.GitURL, e.Canonical, e.Canonical)
+		e.Canonical, e.URL, e.Canonical, e.Canonical)
 }
 
 // discover finds the skills of d with their trust.
@@ -74,7 +75,7 @@ func discover(store Installed, d Discovery, installed []registry.Entry) ([]regis
 		return nil, nil, err
 	}
 	for i := range found {
-		trust(&found[i], trusted)
+		applyTrust(&found[i], trusted)
 	}
 	return found, warnings, nil
 }

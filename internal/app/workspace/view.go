@@ -11,6 +11,7 @@ import (
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 // Why a skill is not active, as `agent check --json` reports it.
@@ -74,7 +75,7 @@ const (
 // with go build's output in every front end, `agent check` included.
 func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 	store := cfg.Store()
-	all, warnings, err := AllEntries(ctx, store, cfg.Discovery)
+	all, warnings, err := AllEntries(ctx, trust.Of(store), cfg.Discovery)
 	if err != nil {
 		return nil, err
 	}

@@ -268,7 +268,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		return err
 	}
 	progress := opts.IO.Progress()
-	entries, err := store.AddSkills(ctx, registry.AddRequest{
+	entries, err := registry.NewPipeline(store).AddSkills(ctx, registry.AddRequest{
 		Source:        src,
 		Skills:        skills,
 		All:           opts.All,
@@ -371,7 +371,7 @@ func printInstalled(w io.Writer, e registry.Entry) {
 		version = " " + e.Version
 	}
 	// A version that is not semver is shown as SKILL.md wrote it.
-	fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Installed %s%s (%s) from %s\n", e.Name, version, shortSHA(e.CommitSHA), e.GitURL)))
+	fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Installed %s%s (%s) from %s\n", e.Name, version, shortSHA(e.CommitSHA), e.URL)))
 	if len(e.Tools) > 0 {
 		fmt.Fprintf(w, "  %d tool(s) from its plugin\n", len(e.Tools))
 	}
@@ -404,7 +404,7 @@ func addListRun(ctx context.Context, opts *addOptions, src gitsrc.Source) error 
 		return err
 	}
 	progress := opts.IO.Progress()
-	d, err := store.FindSkills(ctx, src, progress)
+	d, err := registry.NewPipeline(store).FindSkills(ctx, src, progress)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func fixtureSkills() []fixtureSkill {
 				Canonical: "good",
 				Trusted:   true,
 				Tools:     []registry.Tool{{Name: "good_tool", Description: "A good tool."}},
-				Origin:    registry.Origin{Source: "git", GitURL: "https://example.com/good.git", CommitSHA: sha('1'), Version: "1.2.0"},
+				Origin:    registry.Origin{Source: "git", URL: "https://example.com/good.git", CommitSHA: sha('1'), Version: "1.2.0"},
 			},
 			files: map[string]string{
 				"SKILL.md":            "---\nname: good\ndescription: >-\n  Summarises CSV files.\n  Use when the user shares a table.\nversion: 1.2.0\nscripts_ignore: [\"_*.py\"]\n---\nSummarise $ARGUMENTS[0] with scripts/summary.py.\n",
@@ -49,22 +49,22 @@ func fixtureSkills() []fixtureSkill {
 			},
 		},
 		{
-			entry: registry.Entry{Name: "Untrusted_One", Canonical: "untrusted-one", Origin: registry.Origin{Source: "git", GitURL: "https://example.com/u.git", CommitSHA: sha('2')}},
+			entry: registry.Entry{Name: "Untrusted_One", Canonical: "untrusted-one", Origin: registry.Origin{Source: "git", URL: "https://example.com/u.git", CommitSHA: sha('2')}},
 			files: map[string]string{
 				"SKILL.md":       "---\nname: Untrusted_One\ndescription: From a stranger.\n---\nDo things.\n",
 				"scripts/run.py": "print('x')\n",
 			},
 		},
 		{
-			entry: registry.Entry{Name: "future", Canonical: "future", Trusted: true, Origin: registry.Origin{Source: "git", GitURL: "https://example.com/f.git", CommitSHA: sha('3')}},
+			entry: registry.Entry{Name: "future", Canonical: "future", Trusted: true, Origin: registry.Origin{Source: "git", URL: "https://example.com/f.git", CommitSHA: sha('3')}},
 			files: map[string]string{"SKILL.md": "---\nname: future\ndescription: Needs a newer agent.\nmin_agent_version: 99.0.0\n---\nbody\n"},
 		},
 		{
-			entry: registry.Entry{Name: "broken", Canonical: "broken", Trusted: true, Origin: registry.Origin{Source: "git", GitURL: "https://example.com/b.git", CommitSHA: sha('4')}},
+			entry: registry.Entry{Name: "broken", Canonical: "broken", Trusted: true, Origin: registry.Origin{Source: "git", URL: "https://example.com/b.git", CommitSHA: sha('4')}},
 			files: map[string]string{"SKILL.md": "---\nname: broken\ndescription: x\npermissions: {env: [unclosed\n---\nbody\n"},
 		},
 		{
-			entry: registry.Entry{Name: "deploy", Canonical: "deploy", Trusted: true, Origin: registry.Origin{Source: "git", GitURL: "https://example.com/d.git", CommitSHA: sha('5')}},
+			entry: registry.Entry{Name: "deploy", Canonical: "deploy", Trusted: true, Origin: registry.Origin{Source: "git", URL: "https://example.com/d.git", CommitSHA: sha('5')}},
 			files: map[string]string{"SKILL.md": "---\nname: deploy\ndescription: Deploys to production.\ndisable-model-invocation: true\n---\nDeploy $0 now.\n"},
 		},
 	}

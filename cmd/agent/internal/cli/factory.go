@@ -21,6 +21,7 @@ import (
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/signing"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 // Config is the resolved configuration: $AGENT_HOME/config.yaml, then
@@ -232,14 +233,14 @@ func (f *Factory) Store() (*registry.Store, error) {
 	s.Mirrors = cfg.Mirrors
 	s.Limits = cfg.Limits
 	s.Reserved = bundled.Has
-	recorded, err := s.Signers()
+	recorded, err := trust.Of(s).Signers()
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Signatures.Required || len(cfg.Signatures.Signers) > 0 || len(recorded) > 0 {
 		p, err := signing.NewPolicy(cfg.Signatures.Required, append(slices.Clip(cfg.Signatures.Signers), recorded...), cfg.Home)
 		if err != nil {
-			return nil, fmt.Errorf("read the signer policy (signatures: in %s, and %s): %w", filepath.Join(cfg.Home, "config.yaml"), s.SignersPath(), err)
+			return nil, fmt.Errorf("read the signer policy (signatures: in %s, and %s): %w", filepath.Join(cfg.Home, "config.yaml"), trust.Of(s).SignersPath(), err)
 		}
 		s.Signatures = p
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentskills/agent/plugins/exec"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 type infoOptions struct {
@@ -116,7 +117,7 @@ func infoRun(ctx context.Context, opts *infoOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
+	e, err := workspace.FindEntry(ctx, trust.Of(store), opts.Discovery(), opts.Name)
 	if err != nil {
 		return err
 	}

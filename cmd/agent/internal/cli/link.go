@@ -64,7 +64,7 @@ func linkRun(ctx context.Context, opts *linkOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := inst.Link(ctx, store, opts.Dir, Version, opts.IO.Warn)
+	e, err := inst.Link(ctx, registry.NewPipeline(store), opts.Dir, Version, opts.IO.Warn)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (f *Factory) relink(ctx context.Context, e registry.Entry) (registry.Entry,
 	if err != nil {
 		return e, err
 	}
-	fresh, err := inst.Relink(ctx, store, e, Version)
+	fresh, err := inst.Relink(ctx, registry.NewPipeline(store), e, Version)
 	if errors.Is(err, plugbuild.ErrBuild) {
 		err = workspace.BuildFailed(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 type listOptions struct {
@@ -57,7 +58,7 @@ func listRun(ctx context.Context, opts *listOptions) error {
 	if err != nil {
 		return err
 	}
-	entries, warnings, err := workspace.AllEntries(ctx, store, opts.Discovery())
+	entries, warnings, err := workspace.AllEntries(ctx, trust.Of(store), opts.Discovery())
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func entrySource(e registry.Entry) string {
 	if e.Source == registry.SourceDiscovered {
 		return "discovered: " + e.Path
 	}
-	s := e.GitURL
+	s := e.URL
 	if e.Subdir != "" {
 		s += " (" + e.Subdir + ")"
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/provenance"
 )
 
 type mirrorOptions struct {
@@ -61,7 +62,7 @@ func mirrorRun(ctx context.Context, opts *mirrorOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := store.FillMirror(ctx, l, opts.Prefix, opts.IO.Progress())
+	res, err := provenance.New(store).FillMirror(ctx, l, opts.Prefix, opts.IO.Progress())
 	for _, r := range res {
 		if r.Skipped != "" {
 			fmt.Fprintf(opts.IO.ErrOut, "%s: skipped: %s\n", r.Name, r.Skipped)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/provenance"
 )
 
 type publishOptions struct {
@@ -61,7 +62,7 @@ func publishRun(ctx context.Context, opts *publishOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := store.Publish(ctx, registry.PublishRequest{Skill: opts.Skill, Ref: opts.Ref})
+	p, err := provenance.New(store).Publish(ctx, provenance.PublishRequest{Skill: opts.Skill, Ref: opts.Ref})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentskills/agent/internal/app/placement"
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 type removeOptions struct {
@@ -70,7 +71,7 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
+	e, err := workspace.FindEntry(ctx, trust.Of(store), opts.Discovery(), opts.Name)
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func rollbackRun(ctx context.Context, opts *rollbackOptions) error {
 	}
 	defer settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
 	progress := opts.IO.Progress()
-	p, err := store.Rollback(ctx, registry.RollbackRequest{
+	p, err := registry.NewPipeline(store).Rollback(ctx, registry.RollbackRequest{
 		Name:         opts.Name,
 		AgentVersion: Version,
 		Progress:     progress,

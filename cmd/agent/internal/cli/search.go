@@ -14,6 +14,7 @@ import (
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/ocisrc"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 type searchOptions struct {
@@ -94,7 +95,7 @@ func collector(store *registry.Store, cfg *Config, ios *IOStreams) *catalog.Coll
 	if oci == nil {
 		oci = &ocisrc.Client{}
 	}
-	return &catalog.Collector{Store: store, OCI: oci, CacheDir: filepath.Join(cfg.Home, "cache", "search"), Progress: ios.Progress()}
+	return &catalog.Collector{Store: registry.NewPipeline(store), OCI: oci, CacheDir: filepath.Join(cfg.Home, "cache", "search"), Progress: ios.Progress()}
 }
 
 func searchRun(ctx context.Context, opts *searchOptions) error {
@@ -107,7 +108,7 @@ func searchRun(ctx context.Context, opts *searchOptions) error {
 	if err != nil {
 		return err
 	}
-	entries, warnings, err := workspace.AllEntries(ctx, store, opts.Discovery())
+	entries, warnings, err := workspace.AllEntries(ctx, trust.Of(store), opts.Discovery())
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/internal/disclosure"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 type showOptions struct {
@@ -97,7 +98,7 @@ func showRun(ctx context.Context, opts *showOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
+	e, err := workspace.FindEntry(ctx, trust.Of(store), opts.Discovery(), opts.Name)
 	if err != nil {
 		return err
 	}

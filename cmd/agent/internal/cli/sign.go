@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/provenance"
 )
 
 type signOptions struct {
@@ -72,7 +73,7 @@ func signRun(ctx context.Context, opts *signOptions) error {
 	if err != nil {
 		return err
 	}
-	s, err := store.Sign(ctx, registry.SignRequest{Skill: opts.Skill, Key: key})
+	s, err := provenance.New(store).Sign(ctx, provenance.SignRequest{Skill: opts.Skill, Key: key})
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 // AuditConfig is audit: in config.yaml.
@@ -211,7 +212,7 @@ func auditTargets(ctx context.Context, opts *auditOptions, cfg *Config, rules *a
 		return nil, err
 	}
 	if _, cerr := manifest.Canonical(t); cerr == nil && !looksLikePath && len(opts.Skills) == 0 {
-		e, err := workspace.FindEntry(ctx, store, opts.Discovery(), t)
+		e, err := workspace.FindEntry(ctx, trust.Of(store), opts.Discovery(), t)
 		switch {
 		case err == nil && e.Path != "":
 			m, _, err := workspace.LoadManifest(e)
@@ -222,7 +223,7 @@ func auditTargets(ctx context.Context, opts *auditOptions, cfg *Config, rules *a
 			if err != nil {
 				return nil, err
 			}
-			r.Skill, r.Source = e.Canonical, e.GitURL
+			r.Skill, r.Source = e.Canonical, e.URL
 			if e.Source != "bundled" {
 				if err := audit.Save(cfg.Home, e.Canonical, r); err != nil {
 					return nil, err
@@ -247,7 +248,7 @@ func auditTargets(ctx context.Context, opts *auditOptions, cfg *Config, rules *a
 		skills = append([]string{src.Skill}, skills...)
 	}
 	var out []*audit.Report
-	err = store.Inspect(ctx, src, skills, opts.IO.Progress(), func(rs []registry.Reviewed) error {
+	err = registry.NewPipeline(store).Inspect(ctx, src, skills, opts.IO.Progress(), func(rs []registry.Reviewed) error {
 		for _, rv := range rs {
 			r, err := rules.Audit(rv.FS, rv.Manifest)
 			if err != nil {

@@ -138,7 +138,7 @@ func syncRun(ctx context.Context, opts *syncOptions) error {
 	}
 	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
-	done, err := store.Sync(ctx, l, registry.SyncRequest{
+	done, err := registry.NewPipeline(store).Sync(ctx, l, registry.SyncRequest{
 		AgentVersion: Version,
 		Progress:     progress,
 		Warn:         opts.IO.Warn,

@@ -14,6 +14,7 @@ import (
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/trust"
 )
 
 type trustOptions struct {
@@ -134,7 +135,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
+	e, err := workspace.FindEntry(ctx, trust.Of(store), opts.Discovery(), opts.Name)
 	if err != nil {
 		return err
 	}
@@ -164,7 +165,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 		if err != nil {
 			return err
 		}
-		te, err := store.Trust(ctx, registry.TrustRequest{Name: e.Canonical}, inst.Prepare)
+		te, err := registry.NewPipeline(store).Trust(ctx, registry.TrustRequest{Name: e.Canonical}, inst.Prepare)
 		if err != nil {
 			return err
 		}
@@ -187,7 +188,7 @@ func trustRun(ctx context.Context, opts *trustOptions) error {
 // use checks, so an edit made after this needs trust again.
 func trustFolderRun(opts *trustOptions, store *registry.Store, e registry.Entry) error {
 	if !opts.Trusted {
-		if _, err := store.UntrustFolder(e.Path); err != nil {
+		if _, err := trust.Of(store).UntrustFolder(e.Path); err != nil {
 			return fmt.Errorf("untrust %s: %w", e.Canonical, err)
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "Untrusted %s (discovered in %s): only AGENT_SKILLS=all-untrusted activates it now\n", e.Canonical, e.Path)
@@ -197,7 +198,7 @@ func trustFolderRun(opts *trustOptions, store *registry.Store, e registry.Entry)
 	if err != nil {
 		return fmt.Errorf("trust %s: %w", e.Canonical, err)
 	}
-	rec, err := store.TrustFolder(e.Path, e.Canonical)
+	rec, err := trust.Of(store).TrustFolder(e.Path, e.Canonical)
 	if err != nil {
 		return err
 	}
@@ -223,16 +224,16 @@ func trustSignerRun(ctx context.Context, opts *trustOptions) error {
 	}
 	sources := opts.Sources
 	if opts.Name != "" {
-		e, err := workspace.FindEntry(ctx, store, opts.Discovery(), opts.Name)
+		e, err := workspace.FindEntry(ctx, trust.Of(store), opts.Discovery(), opts.Name)
 		if err != nil {
 			return err
 		}
 		if e.Source != registry.SourceGit && e.Source != registry.SourceOCI {
 			return fmt.Errorf("%s is not from a git or OCI source; a signer is for skills fetched from one", e.Name)
 		}
-		sources = append(sources, e.GitURL)
+		sources = append(sources, e.URL)
 	}
-	k, err := store.AddSigner(key, sources)
+	k, err := trust.Of(store).AddSigner(key, sources)
 	if err != nil {
 		return err
 	}
@@ -299,7 +300,7 @@ func auditBeforeTrust(opts *trustOptions, store *registry.Store, e registry.Entr
 	if err != nil {
 		return fmt.Errorf("trust %s: %w", e.Canonical, err)
 	}
-	cerr := gate.check(e.Canonical, e.GitURL, os.DirFS(e.Path), m)
+	cerr := gate.check(e.Canonical, e.URL, os.DirFS(e.Path), m)
 	if err := gate.save(store.Home, []registry.Entry{e}); err != nil {
 		return errors.Join(cerr, err)
 	}

@@ -93,7 +93,7 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 	defer settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
 	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
-	results, err := store.Update(ctx, registry.UpdateRequest{
+	results, err := registry.NewPipeline(store).Update(ctx, registry.UpdateRequest{
 		Names:        opts.Names,
 		All:          opts.All,
 		DryRun:       opts.DryRun,

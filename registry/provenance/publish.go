@@ -1,4 +1,4 @@
-package registry
+package provenance
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 
@@ -34,7 +35,7 @@ type Published struct {
 // Publish pushes a skill folder (the files its h1: hash covers) as one
 // OCI artifact. An installed skill is published only while its files
 // match what was installed.
-func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, error) {
+func (s *Publisher) Publish(ctx context.Context, req PublishRequest) (Published, error) {
 	dir, err := s.publishDir(req.Skill)
 	if err != nil {
 		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
@@ -64,18 +65,18 @@ func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, err
 	}
 	defer os.RemoveAll(tmp)
 	staged := filepath.Join(tmp, "skill")
-	if err := gitsrc.WriteTree(os.DirFS(dir), ".", staged, s.Limits); err != nil {
+	if err := gitsrc.WriteTree(os.DirFS(dir), ".", staged, s.Store.Limits); err != nil {
 		return Published{}, fmt.Errorf("publish %s: copy %s: %w", req.Skill, dir, err)
 	}
 	dir = staged
-	names, bad, err := skillFiles(dir)
+	names, bad, err := registry.SkillFiles(dir)
 	if err != nil {
 		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
 	}
 	if len(bad) > 0 {
-		return Published{}, fmt.Errorf("publish %s: %w: %s is not a regular file; a skill holds only files and folders", req.Skill, ErrLink, bad[0])
+		return Published{}, fmt.Errorf("publish %s: %w: %s is not a regular file; a skill holds only files and folders", req.Skill, registry.ErrLink, bad[0])
 	}
-	h1, _, err := HashSkill(dir)
+	h1, _, err := registry.HashSkill(dir)
 	if err != nil {
 		return Published{}, fmt.Errorf("publish %s: %w", req.Skill, err)
 	}
@@ -88,33 +89,33 @@ func (s *Store) Publish(ctx context.Context, req PublishRequest) (Published, err
 }
 
 // publishDir is the folder of a skill folder path or an installed name.
-func (s *Store) publishDir(skill string) (string, error) {
+func (s *Publisher) publishDir(skill string) (string, error) {
 	if fi, err := os.Stat(gitsrc.ManifestPath(skill)); err == nil && fi.Mode().IsRegular() {
 		return filepath.Abs(skill)
 	}
-	e, err := s.Get(skill)
+	e, err := s.Store.Get(skill)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, registry.ErrNotFound) {
 			return "", fmt.Errorf("%w; give an installed skill's name or a folder holding %s", err, manifest.ManifestFile)
 		}
 		return "", err
 	}
-	if e.Source == SourceBundled {
+	if e.Source == registry.SourceBundled {
 		return "", fmt.Errorf("%s is bundled with agent; publish a skill folder or an installed skill", e.Canonical)
 	}
 	if e.DirHash != "" {
-		if err := s.CheckIntegrity(e); err != nil {
+		if err := s.Store.CheckIntegrity(e); err != nil {
 			return "", err
 		}
 	}
 	return e.Path, nil
 }
 
-func (s *Store) ociClient() *ocisrc.Client {
-	if s.OCI == nil {
+func (s *Publisher) ociClient() *ocisrc.Client {
+	if s.Store.OCI == nil {
 		return &ocisrc.Client{}
 	}
-	return s.OCI
+	return s.Store.OCI
 }
 
 // MirrorResult is one lock entry `agent skill mirror` handled.
@@ -126,11 +127,11 @@ type MirrorResult struct {
 
 // FillMirror copies every git skill of l to the mirror under prefix
 // (oci://HOST/PREFIX), where a sync with that mirror finds it
-// (MirrorRef). Each folder is fetched from git at the locked commit and
+// (registry.MirrorRef). Each folder is fetched from git at the locked commit and
 // refused unless it hashes to the locked h1:. Skills from OCI sources are
 // left where they are. Errors for one skill do not stop the others.
-func (s *Store) FillMirror(ctx context.Context, l *Lock, prefix string, progress io.Writer) ([]MirrorResult, error) {
-	if err := (Mirror{OCI: prefix}).Check(); err != nil {
+func (s *Publisher) FillMirror(ctx context.Context, l *registry.Lock, prefix string, progress io.Writer) ([]MirrorResult, error) {
+	if err := (registry.Mirror{OCI: prefix}).Check(); err != nil {
 		return nil, err
 	}
 	var out []MirrorResult
@@ -154,41 +155,43 @@ func (s *Store) FillMirror(ctx context.Context, l *Lock, prefix string, progress
 	return out, errors.Join(errs...)
 }
 
-func (s *Store) mirrorOne(ctx context.Context, le LockEntry, prefix string, progress io.Writer) (MirrorResult, error) {
-	ref, err := MirrorRef(prefix, le.Source, le.Path, le.Commit)
+func (s *Publisher) mirrorOne(ctx context.Context, le registry.LockEntry, prefix string, progress io.Writer) (MirrorResult, error) {
+	ref, err := registry.MirrorRef(prefix, le.Source, le.Path, le.Commit)
 	if err != nil {
 		return MirrorResult{}, err
 	}
 	// From git itself, never from a mirror.
-	g := s.Git
+	g := s.Store.Git
 	if g == nil {
 		g = &gitsrc.GoGit{}
 	}
-	req := s.fetchRequest(le.Source, le.Commit, "", progress)
+	src := gitsrc.Recorded(le.Source)
+	src.Ref = le.Commit
+	req := registry.FetchRequest(s.Store, src, progress)
 	snap, err := g.Fetch(ctx, req)
 	if err != nil {
 		return MirrorResult{}, err
 	}
 	if snap.Commit != le.Commit {
-		return MirrorResult{}, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", le.Source, gitsrc.Short(le.Commit), ErrCommitMismatch, gitsrc.Short(snap.Commit))
+		return MirrorResult{}, fmt.Errorf("fetch %s at %s: %w: got commit %s instead", le.Source, gitsrc.Short(le.Commit), registry.ErrCommitMismatch, gitsrc.Short(snap.Commit))
 	}
 	tmp, err := os.MkdirTemp("", "agent-mirror-")
 	if err != nil {
 		return MirrorResult{}, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := gitsrc.CheckoutSkill(snap, le.Path, tmp, nil, s.Limits); err != nil {
+	if err := gitsrc.CheckoutSkill(snap, le.Path, tmp, nil, s.Store.Limits); err != nil {
 		return MirrorResult{}, fmt.Errorf("read %s at %s: %w", le.Source, gitsrc.Short(le.Commit), err)
 	}
 	dir := filepath.Join(tmp, filepath.FromSlash(le.Path))
-	h1, _, err := HashSkill(dir)
+	h1, _, err := registry.HashSkill(dir)
 	if err != nil {
 		return MirrorResult{}, err
 	}
 	if h1 != le.Hash {
-		return MirrorResult{}, hashMismatch(le, h1)
+		return MirrorResult{}, registry.HashMismatch(le, h1)
 	}
-	names, _, err := skillFiles(dir)
+	names, _, err := registry.SkillFiles(dir)
 	if err != nil {
 		return MirrorResult{}, err
 	}
