@@ -33,8 +33,10 @@ type Survey struct {
 // Survey fetches src as add --list does (the per-source object cache, the
 // signer policy) and returns what discovery finds there with the SKILL.md
 // texts. When known reports that the caller has already surveyed the
-// commit fetched, discovery is skipped and Skills is nil.
-func (s *Pipeline) Survey(ctx context.Context, src gitsrc.Source, progress io.Writer, known func(commit string) bool) (*Survey, error) {
+// commit fetched, discovery is skipped and Skills is nil. look, when not
+// nil, is handed each skill's files while the fetched commit is at hand
+// (agent skill search audits them); nothing is installed or run.
+func (s *Pipeline) Survey(ctx context.Context, src gitsrc.Source, progress io.Writer, known func(commit string) bool, look func(f gitsrc.Found, fsys fs.FS)) (*Survey, error) {
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, progress))
 	if err != nil {
 		return nil, fmt.Errorf("survey %s: %w", src.Raw, err)
@@ -50,6 +52,9 @@ func (s *Pipeline) Survey(ctx context.Context, src gitsrc.Source, progress io.Wr
 	for _, f := range d.Skills {
 		if f.Manifest == nil {
 			continue
+		}
+		if look != nil {
+			look(f, skillFS(snap, f.Dir))
 		}
 		p := path.Join(f.Dir, manifest.ManifestFile)
 		if fi, err := fs.Stat(snap.FS, p); err != nil || fi.Size() > maxSurveyedManifest {

@@ -282,3 +282,15 @@ func TestSaveLast(t *testing.T) {
 		t.Errorf("damaged record: %v", err)
 	}
 }
+
+// TestBuiltinRulesPassTheirExamples runs every built-in rule's match and
+// clean samples, which Load skips at run time for the rules built in.
+func TestBuiltinRulesPassTheirExamples(t *testing.T) {
+	rs, err := Load(LoadOptions{SelfTestBuiltin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.rules) == 0 {
+		t.Fatal("no built-in rules")
+	}
+}

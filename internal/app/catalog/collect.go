@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,12 +17,13 @@ import (
 	"github.com/agentskills/agent/internal/ground/atomicfile"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/registry/ocisrc"
 )
 
 // Surveyor reads what a source holds (registry.Store).
 type Surveyor interface {
-	Survey(ctx context.Context, src gitsrc.Source, progress io.Writer, known func(commit string) bool) (*registry.Survey, error)
+	Survey(ctx context.Context, src gitsrc.Source, progress io.Writer, known func(commit string) bool, look func(f gitsrc.Found, fsys fs.FS)) (*registry.Survey, error)
 }
 
 // Registries lists an OCI registry's repositories and tags
@@ -40,6 +42,12 @@ type Collector struct {
 	// an unchanged source is not surveyed again; "" keeps nothing.
 	CacheDir string
 	Progress io.Writer // nil is silent
+	// Audit, when not nil, reads a surveyed skill's files (agent skill
+	// audit's rules) and returns the summary a hit shows (Skill.Audit).
+	Audit func(fsys fs.FS, m *manifest.Manifest) string
+	// AuditRules names the rules Audit applies (pack and digest): a
+	// source surveyed under other rules is audited again.
+	AuditRules string
 }
 
 // Source collects the skills of one configured source: a git source as
@@ -142,8 +150,9 @@ func (c *Collector) ociRepo(ctx context.Context, ref ocisrc.Reference) ([]Skill,
 
 // cached is one source's skills at one commit.
 type cached struct {
-	Commit string  `json:"commit"`
-	Skills []Skill `json:"skills"`
+	Commit     string  `json:"commit"`
+	AuditRules string  `json:"audit_rules,omitempty"`
+	Skills     []Skill `json:"skills"`
 	// Manifests are the SKILL.md texts by skill ID (Skill.Manifest is
 	// not in its JSON).
 	Manifests map[string]string `json:"manifests,omitempty"`
@@ -187,7 +196,14 @@ func (c *Collector) writeCache(key string, e *cached) {
 func (c *Collector) survey(ctx context.Context, src gitsrc.Source, kind string, adjust func(*Skill)) ([]Skill, error) {
 	key := src.Raw
 	prev := c.readCache(key)
-	sv, err := c.Store.Survey(ctx, src, c.Progress, func(commit string) bool { return prev != nil && prev.Commit == commit })
+	audits := map[string]string{}
+	var look func(gitsrc.Found, fs.FS)
+	if c.Audit != nil {
+		look = func(f gitsrc.Found, fsys fs.FS) { audits[f.Dir] = c.Audit(fsys, f.Manifest) }
+	}
+	sv, err := c.Store.Survey(ctx, src, c.Progress, func(commit string) bool {
+		return prev != nil && prev.Commit == commit && prev.AuditRules == c.AuditRules
+	}, look)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +218,7 @@ func (c *Collector) survey(ctx context.Context, src gitsrc.Source, kind string, 
 		return out, nil
 	}
 	var out []Skill
-	e := &cached{Commit: sv.Commit, Manifests: map[string]string{}}
+	e := &cached{Commit: sv.Commit, AuditRules: c.AuditRules, Manifests: map[string]string{}}
 	for _, f := range sv.Skills {
 		if f.Manifest == nil {
 			continue
@@ -215,7 +231,7 @@ func (c *Collector) survey(ctx context.Context, src gitsrc.Source, kind string, 
 		s := Skill{
 			ID: ID(src.URL, f.Dir), Name: m.Name, Description: m.Description, Source: src.URL, Path: f.Dir,
 			Kind: kind, Version: version, Pin: sv.Commit, Signer: sv.Signer, Signed: sv.Signer != "",
-			Permissions: permissionsOf(m.Permissions), Manifest: sv.Manifests[f.Dir],
+			Permissions: permissionsOf(m.Permissions), Manifest: sv.Manifests[f.Dir], Audit: audits[f.Dir],
 		}
 		if version != "" {
 			s.Versions = []string{version}

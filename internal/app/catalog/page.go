@@ -80,6 +80,7 @@ var skillPageTmpl = template.Must(template.New("skill").Parse(`<!doctype html>
 <tr><th>Pin</th><td><code>{{.S.Pin}}</code></td></tr>
 <tr><th>Versions</th><td>{{range $i, $v := .S.Versions}}{{if $i}}, {{end}}{{$v}}{{else}}none tagged{{end}}</td></tr>
 <tr><th>Signer</th><td>{{if .S.Signer}}{{.S.Signer}}{{else}}not signed by an accepted key{{end}}</td></tr>
+<tr><th>Audit</th><td>{{if .S.Audit}}{{.S.Audit}} (agent skill audit){{else}}not audited{{end}}</td></tr>
 <tr><th>Files read</th><td>{{range .S.Permissions.FSRead}}<code>{{.}}</code> {{else}}its own folder only{{end}}</td></tr>
 <tr><th>Files written</th><td>{{range .S.Permissions.FSWrite}}<code>{{.}}</code> {{else}}a temporary folder only{{end}}</td></tr>
 <tr><th>Network</th><td>{{range .S.Permissions.Network}}<code>{{.}}</code> {{else}}none{{end}}</td></tr>

@@ -19,7 +19,7 @@ func newTestServer(t *testing.T, token string) *httptest.Server {
 	}
 	t.Cleanup(func() { d.Close() })
 	skills := []Skill{
-		{ID: "file:///team#skills/pdf", Name: "pdf", Description: "Fill PDF forms.", Source: "file:///team", Path: "skills/pdf", Kind: KindGit,
+		{ID: "file:///team#skills/pdf", Name: "pdf", Description: "Fill PDF forms.", Source: "file:///team", Path: "skills/pdf", Kind: KindGit, Audit: "1 medium",
 			Manifest: "---\nname: pdf\n---\n# PDF\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>\n"},
 		{ID: "oci://127.0.0.1:5000/team/stamp:1.0.0", Name: "stamp", Description: "Stamps PDF pages.", Source: "oci://127.0.0.1:5000/team/stamp", Kind: KindOCI},
 	}
@@ -148,7 +148,7 @@ func TestSkillPageIsSafe(t *testing.T) {
 			t.Errorf("the rendered SKILL.md holds %q:\n%s", bad, article)
 		}
 	}
-	for _, want := range []string{"<h1>PDF</h1>", "agent skill add &#39;file:///team#skills/pdf&#39;", "npx skills add " + srv.URL + " --skill pdf", "data-copy="} {
+	for _, want := range []string{"<h1>PDF</h1>", "agent skill add &#39;file:///team#skills/pdf&#39;", "npx skills add " + srv.URL + " --skill pdf", "data-copy=", "<th>Audit</th><td>1 medium (agent skill audit)</td>"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -54,6 +54,9 @@ type Skill struct {
 	Installs int `json:"installs,omitempty"`
 	// Installed is set when this skill is installed here.
 	Installed bool `json:"installed,omitempty"`
+	// Audit is agent skill audit's summary of its files ("no findings",
+	// "1 critical, 2 medium"), "" when it was not audited.
+	Audit string `json:"audit,omitempty"`
 	// Manifest is the SKILL.md text, when read (catalog pages).
 	Manifest string `json:"-"`
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -10,9 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentskills/agent/internal/app/audit"
 	"github.com/agentskills/agent/internal/app/catalog"
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/registry/ocisrc"
 	"github.com/agentskills/agent/registry/trust"
 )
@@ -95,7 +98,36 @@ func collector(store *registry.Store, cfg *Config, ios *IOStreams) *catalog.Coll
 	if oci == nil {
 		oci = &ocisrc.Client{}
 	}
-	return &catalog.Collector{Store: registry.NewPipeline(store), OCI: oci, CacheDir: filepath.Join(cfg.Home, "cache", "search"), Progress: ios.Progress()}
+	c := &catalog.Collector{Store: registry.NewPipeline(store), OCI: oci, CacheDir: filepath.Join(cfg.Home, "cache", "search"), Progress: ios.Progress()}
+	// Each surveyed skill is audited (agent skill audit's rules, offline)
+	// so that a hit shows what the audit would say before an add.
+	rules, err := auditRules(cfg)
+	if err != nil {
+		fmt.Fprintf(ios.ErrOut, "warning: hits are not audited: %s\n", workspace.EscapeTerminal(err.Error()))
+		return c
+	}
+	c.AuditRules = rules.Pack.String()
+	c.Audit = func(fsys fs.FS, m *manifest.Manifest) string {
+		r, err := rules.Audit(fsys, m)
+		if err != nil {
+			return ""
+		}
+		return r.Summary()
+	}
+	return c
+}
+
+// withLastAudits sets each installed hit's Audit from the last audit
+// recorded for it (add, trust and agent skill audit record one).
+func withLastAudits(home string, entries []registry.Entry, hits []catalog.Skill) []catalog.Skill {
+	for i := range hits {
+		if i < len(entries) {
+			if r, err := audit.Last(home, entries[i].Canonical); err == nil && r != nil {
+				hits[i].Audit = r.Summary()
+			}
+		}
+	}
+	return hits
 }
 
 func searchRun(ctx context.Context, opts *searchOptions) error {
@@ -130,7 +162,7 @@ func searchRun(ctx context.Context, opts *searchOptions) error {
 			found = append(found, hits...)
 		}
 	}
-	ranked := catalog.Rank(opts.Query, catalog.Merge(catalog.Installed(entries), found))
+	ranked := catalog.Rank(opts.Query, catalog.Merge(withLastAudits(cfg.Home, entries, catalog.Installed(entries)), found))
 	if opts.Limit > 0 && len(ranked) > opts.Limit {
 		ranked = ranked[:opts.Limit]
 	}
@@ -179,6 +211,9 @@ func writeHit(ios *IOStreams, s catalog.Skill) {
 		fmt.Fprintf(ios.Out, "  %s\n", esc(workspace.FirstLine(s.Description, 100)))
 	}
 	fmt.Fprintf(ios.Out, "  id: %s\n", esc(s.ID))
+	if s.Audit != "" {
+		fmt.Fprintf(ios.Out, "  audit: %s\n", esc(s.Audit))
+	}
 	p := s.Permissions
 	var needs []string
 	for _, part := range []struct {
