@@ -283,9 +283,20 @@ func TestSaveLast(t *testing.T) {
 	}
 }
 
-// TestBuiltinRulesPassTheirExamples runs every built-in rule's match and
-// clean samples, which Load skips at run time for the rules built in.
+// TestBuiltinRulesPassTheirExamples checks every built-in rule as a
+// user's rule is checked at load (its patterns through ParseRules, its
+// match and clean samples), which Load skips at run time for the rules
+// built into this binary.
 func TestBuiltinRulesPassTheirExamples(t *testing.T) {
+	files, err := builtinFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, err := ParseRules(f.name, f.data); err != nil {
+			t.Error(err)
+		}
+	}
 	rs, err := Load(LoadOptions{SelfTestBuiltin: true})
 	if err != nil {
 		t.Fatal(err)
