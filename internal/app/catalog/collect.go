@@ -256,14 +256,19 @@ func (c *Collector) progressf(format string, args ...any) {
 // Installed lists installed (and bundled and discovered) skills from
 // their registry entries: no SKILL.md is read. A skill that did not come
 // from a source (bundled, discovered, linked) has its name as its ID and
-// its kind of entry as its Kind.
-func Installed(entries []registry.Entry) []Skill {
+// its kind of entry as its Kind;
+// lastAudit, when not nil, is the summary of a skill's last audit by its
+// canonical name ("" when none is recorded).
+func Installed(entries []registry.Entry, lastAudit func(canonical string) string) []Skill {
 	var out []Skill
 	for _, e := range entries {
 		s := Skill{
 			Name: e.Name, Description: e.Description, Kind: KindInstalled, Installed: true,
 			Source: e.URL, Path: e.Subdir, Version: e.Version, Pin: e.CommitSHA,
 			Signer: e.Signer, Signed: e.Signer != "",
+		}
+		if lastAudit != nil {
+			s.Audit = lastAudit(e.Canonical)
 		}
 		if l := e.Listing; l != nil {
 			s.Permissions = Permissions{FSRead: l.FS.Read, FSWrite: l.FS.Write, Network: l.Network, Env: l.Env}

@@ -8,11 +8,13 @@
 package httpguard
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Origin answers 403 to a request whose Origin header names anything but
@@ -73,4 +75,20 @@ func loopbackAddr(hostport string) bool {
 		host = strings.Trim(hostport, "[]")
 	}
 	return Loopback(host)
+}
+
+// Serve serves srv on ln until ctx ends, then shuts it down, giving open
+// requests 2 s: how agent's local HTTP servers run.
+func Serve(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	return nil
 }

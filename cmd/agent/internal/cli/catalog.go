@@ -250,15 +250,5 @@ func catalogServeRun(ctx context.Context, opts *catalogOptions) error {
 			}
 		}()
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
-	return nil
+	return httpguard.Serve(ctx, srv, ln)
 }

@@ -117,17 +117,15 @@ func collector(store *registry.Store, cfg *Config, ios *IOStreams) *catalog.Coll
 	return c
 }
 
-// withLastAudits sets each installed hit's Audit from the last audit
-// recorded for it (add, trust and agent skill audit record one).
-func withLastAudits(home string, entries []registry.Entry, hits []catalog.Skill) []catalog.Skill {
-	for i := range hits {
-		if i < len(entries) {
-			if r, err := audit.Last(home, entries[i].Canonical); err == nil && r != nil {
-				hits[i].Audit = r.Summary()
-			}
+// lastAudit is the summary of the audit recorded for an installed skill
+// (add, trust and agent skill audit record one), "" when none is.
+func lastAudit(home string) func(canonical string) string {
+	return func(canonical string) string {
+		if r, err := audit.Last(home, canonical); err == nil && r != nil {
+			return r.Summary()
 		}
+		return ""
 	}
-	return hits
 }
 
 func searchRun(ctx context.Context, opts *searchOptions) error {
@@ -162,7 +160,7 @@ func searchRun(ctx context.Context, opts *searchOptions) error {
 			found = append(found, hits...)
 		}
 	}
-	ranked := catalog.Rank(opts.Query, catalog.Merge(withLastAudits(cfg.Home, entries, catalog.Installed(entries)), found))
+	ranked := catalog.Rank(opts.Query, catalog.Merge(catalog.Installed(entries, lastAudit(cfg.Home)), found))
 	if opts.Limit > 0 && len(ranked) > opts.Limit {
 		ranked = ranked[:opts.Limit]
 	}

@@ -273,17 +273,7 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 				return err
 			}
 		}
-		errc := make(chan error, 1)
-		go func() { errc <- hs.Serve(ln) }()
-		select {
-		case err := <-errc:
-			return err
-		case <-ctx.Done():
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		return nil
+		return httpguard.Serve(ctx, hs, ln)
 	})
 }
 
