@@ -152,7 +152,7 @@ func checkSecret(c *compiled, f *file, m *manifest.Manifest, emit emitFunc) {
 			continue
 		}
 		found := ""
-		for _, field := range strings.FieldsFunc(line, isFieldBreak) {
+		for field := range strings.FieldsFuncSeq(line, isFieldBreak) {
 			if mayBeSecret(field) && envfilter.SecretValue(field) && !isPlaceholder(field) && !weakSecret(field) {
 				found = "a value that looks like a token or a password"
 				break
@@ -179,6 +179,9 @@ func mayBeSecret(field string) bool {
 	}
 	return strings.Contains(field, "@") && strings.Contains(field, "://") || strings.IndexByte(field, '=') >= 0 || len(field) >= 17
 }
+
+// envName spells a key as an environment variable's name.
+var envName = strings.NewReplacer("-", "_", ".", "_")
 
 // secretAssignment finds NAME = "value" (or NAME: value) where the env
 // filter takes NAME for a secret's name and value looks generated.
@@ -215,7 +218,7 @@ func secretAssignment(line string) string {
 		if len(value) < 16 || k > 0 && strings.ContainsRune("?&;", rune(line[k-1])) || isUUID(value) {
 			continue
 		}
-		if envfilter.Secret(strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name)), "") && randomLooking(value) && !isPlaceholder(value) {
+		if envfilter.Secret(strings.ToUpper(envName.Replace(name)), "") && randomLooking(value) && !isPlaceholder(value) {
 			return name + " is given a literal value"
 		}
 	}

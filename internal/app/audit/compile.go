@@ -2,13 +2,13 @@ package audit
 
 import (
 	"fmt"
-	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentskills/agent/internal/ground/lazyregexp"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -16,9 +16,9 @@ import (
 type compiled struct {
 	Rule
 	pats  []pattern
-	excl  []*regexp.Regexp
-	only  []*regexp.Regexp // Lines
-	types map[string]bool  // nil: any
+	excl  []*lazyregexp.Regexp
+	only  []*lazyregexp.Regexp // Lines
+	types map[string]bool      // nil: any
 	check checkFunc
 }
 
@@ -26,7 +26,7 @@ type compiled struct {
 // so that a file without any of them is skipped without running the
 // regexp (most rules match nothing in most files).
 type pattern struct {
-	re *regexp.Regexp
+	re *lazyregexp.Regexp
 	// lits is nil when no such set was found; then the regexp always runs.
 	lits []literal
 	// ids are the lits' ids in pf, the prefilter of the rule set.
@@ -39,28 +39,21 @@ type literal struct {
 	fold bool // s is folded (foldString) and is looked for in the folded text
 }
 
-func compile(r Rule) (*compiled, error) {
+// compile readies r. Its regexps compile on first use: most rules find
+// none of their literals in a skill, and compiling all 23 built-in rules'
+// patterns was most of Load's time (issue 39: add with the audit within
+// 1.1x of add without). The patterns are valid: a user's were compiled by
+// parseRules, the built-in ones by TestBuiltinRulesPassTheirExamples.
+func compile(r Rule) *compiled {
 	c := &compiled{Rule: r}
 	for _, p := range r.Patterns {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, err
-		}
-		c.pats = append(c.pats, pattern{re: re, lits: requiredLiterals(p)})
+		c.pats = append(c.pats, pattern{re: lazyregexp.Unlisted(p), lits: requiredLiterals(p)})
 	}
 	for _, p := range r.ExcludePatterns {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, err
-		}
-		c.excl = append(c.excl, re)
+		c.excl = append(c.excl, lazyregexp.Unlisted(p))
 	}
 	for _, p := range r.Lines {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, err
-		}
-		c.only = append(c.only, re)
+		c.only = append(c.only, lazyregexp.Unlisted(p))
 	}
 	for _, t := range r.FileTypes {
 		if t == "any" {
@@ -75,7 +68,7 @@ func compile(r Rule) (*compiled, error) {
 	if r.Check != "" {
 		c.check = checks[r.Check]
 	}
-	return c, nil
+	return c
 }
 
 // exampleFile is the file an example is audited as: the first file type

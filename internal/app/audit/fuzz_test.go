@@ -31,10 +31,7 @@ func FuzzAuditRules(f *testing.F) {
 			if r.Disabled {
 				continue
 			}
-			c, err := compile(r)
-			if err != nil {
-				t.Fatalf("ParseRules accepted %s, compile refused it: %v", r.ID, err)
-			}
+			c := compile(r)
 			c.scan(file, m)
 			cs = append(cs, c)
 		}

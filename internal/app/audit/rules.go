@@ -294,11 +294,7 @@ func Load(opts LoadOptions) (*Rules, error) {
 		if r.Disabled {
 			continue
 		}
-		c, err := compile(r)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: rule %s: %v", ErrRule, r.File, r.ID, err)
-		}
-		rs.rules = append(rs.rules, c)
+		rs.rules = append(rs.rules, compile(r))
 	}
 	rs.pf = newPrefilter(rs.rules)
 	for _, c := range rs.rules {

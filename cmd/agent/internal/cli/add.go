@@ -258,10 +258,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	if err != nil {
 		return err
 	}
-	gate, err := newAuditGate(cfg, opts.IO.ErrOut, opts.TrustNames, "add it with --trust=%s to install it anyway")
-	if err != nil {
-		return err
-	}
+	gate := newAuditGate(cfg, opts.IO.ErrOut, opts.TrustNames, "add it with --trust=%s to install it anyway")
 	review = gate.review(src.Raw, review)
 	inst, err := opts.Installer()
 	if err != nil {

@@ -292,10 +292,7 @@ func auditBeforeTrust(opts *trustOptions, store *registry.Store, e registry.Entr
 	if opts.AcceptFindings {
 		allow = []string{e.Canonical}
 	}
-	gate, err := newAuditGate(cfg, opts.IO.ErrOut, allow, "trust it with 'agent skill trust %s --accept-findings' to trust it anyway")
-	if err != nil {
-		return err
-	}
+	gate := newAuditGate(cfg, opts.IO.ErrOut, allow, "trust it with 'agent skill trust %s --accept-findings' to trust it anyway")
 	m, _, err := workspace.LoadManifest(e)
 	if err != nil {
 		return fmt.Errorf("trust %s: %w", e.Canonical, err)
