@@ -5,41 +5,12 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
-	"strings"
-
-	"github.com/microcosm-cc/bluemonday"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
+	"sync"
 )
 
 // pageSize is how many skills the listing shows: the first load stays
 // small whatever the catalog holds.
 const pageSize = 50
-
-// markdown renders SKILL.md bodies: goldmark without raw HTML (it is
-// omitted, and dangerous link schemes are dropped), then bluemonday's
-// user-content policy over the result.
-var (
-	markdown  = goldmark.New(goldmark.WithExtensions(extension.GFM))
-	sanitizer = bluemonday.UGCPolicy()
-)
-
-// RenderMarkdown turns a SKILL.md (front matter and all) into HTML that
-// is safe to put in a page.
-func RenderMarkdown(src string) template.HTML {
-	body := src
-	if rest, ok := strings.CutPrefix(strings.ReplaceAll(src, "\r\n", "\n"), "---\n"); ok {
-		if i := strings.Index(rest, "\n---"); i >= 0 {
-			body = rest[i+4:]
-			body = strings.TrimPrefix(body, "\n")
-		}
-	}
-	var buf bytes.Buffer
-	if err := markdown.Convert([]byte(body), &buf); err != nil {
-		return template.HTML(template.HTMLEscapeString(body))
-	}
-	return template.HTML(sanitizer.SanitizeBytes(buf.Bytes()))
-}
 
 const style = `body{font:15px/1.5 system-ui,sans-serif;max-width:860px;margin:0 auto;padding:1em;color:#222}
 a{color:#0550ae}header{display:flex;gap:1em;align-items:baseline}h1{font-size:1.3em;margin:.3em 0}
@@ -51,7 +22,8 @@ pre,code{background:#f4f4f4;border-radius:3px}pre{padding:.6em;overflow:auto}
 table{border-collapse:collapse}td,th{text-align:left;padding:.2em .8em .2em 0;vertical-align:top}
 article{border-top:1px solid #ddd;margin-top:1em}`
 
-var pages = template.Must(template.New("index").Parse(`<!doctype html>
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("index").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{{if .Query}}{{.Query}} - {{end}}Skills catalog</title><style>` + style + `</style></head>
 <body><header><h1><a href="/">Skills catalog</a></h1><span class="meta">{{.Count}} skills</span></header>
@@ -67,8 +39,10 @@ hits.innerHTML=j.skills.length?j.skills.map(s=>'<li><a class="name" href="/skill
 </script></body></html>
 {{define "hit"}}<li><a class="name" href="/skill?id={{.ID}}">{{.Name}}</a>{{if .Version}}<span class="badge">{{.Version}}</span>{{end}}{{if .Signed}}<span class="badge">signed</span>{{end}}<div>{{.Description}}</div><div class="meta">{{.Source}}</div></li>{{end}}
 `))
+})
 
-var skillPageTmpl = template.Must(template.New("skill").Parse(`<!doctype html>
+var skillPageTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("skill").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{{.S.Name}} - Skills catalog</title><style>` + style + `</style></head>
 <body><header><h1><a href="/">Skills catalog</a> / {{.S.Name}}</h1></header>
@@ -89,6 +63,7 @@ var skillPageTmpl = template.Must(template.New("skill").Parse(`<!doctype html>
 <article>{{.Body}}</article>
 <script>document.querySelectorAll('button[data-copy]').forEach(b=>b.addEventListener('click',()=>{navigator.clipboard.writeText(b.dataset.copy).then(()=>{b.textContent='Copied'})}))</script>
 </body></html>`))
+})
 
 func (s *server) index(w http.ResponseWriter, r *http.Request) {
 	query := r.URL.Query().Get("q")
@@ -101,7 +76,7 @@ func (s *server) index(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, n, _ := s.DB.Refreshed(r.Context())
-	s.render(w, pages, map[string]any{"Query": query, "Skills": skills, "Count": n, "PageSize": pageSize})
+	s.render(w, pages(), map[string]any{"Query": query, "Skills": skills, "Count": n, "PageSize": pageSize})
 }
 
 func (s *server) skillPage(w http.ResponseWriter, r *http.Request) {
@@ -118,7 +93,7 @@ func (s *server) skillPage(w http.ResponseWriter, r *http.Request) {
 	if line := s.npxCommand(r, sk); line != "" {
 		install = append(install, line)
 	}
-	s.render(w, skillPageTmpl, map[string]any{"S": sk, "Body": RenderMarkdown(sk.Manifest), "Install": install})
+	s.render(w, skillPageTmpl(), map[string]any{"S": sk, "Body": RenderMarkdown(sk.Manifest), "Install": install})
 }
 
 func (s *server) render(w http.ResponseWriter, t *template.Template, data any) {

@@ -165,3 +165,32 @@ func TestListingWithoutJavaScript(t *testing.T) {
 		t.Fatalf("the server-rendered listing for q=stamp:\n%s", body)
 	}
 }
+
+// TestRenderMarkdownIsSafe: hostile SKILL.md bodies render to HTML that
+// runs nothing (checked by parsing it, not by looking for strings).
+func TestRenderMarkdownIsSafe(t *testing.T) {
+	tests := []struct{ name, src string }{
+		{"script block", "<script>alert(1)</script>"},
+		{"inline html", "hi <img src=x onerror=alert(1)> <svg onload=alert(1)>"},
+		{"javascript link", "[x](javascript:alert(1))"},
+		{"mixed case scheme", "[x](JaVaScRiPt:alert(1))"},
+		{"entity in scheme", "[x](&#106;avascript:alert(1))"},
+		{"tab in scheme", "[x](java\tscript:alert(1))"},
+		{"autolink", "<javascript:alert(1)>"},
+		{"reference link", "[x][1]\n\n[1]: javascript:alert(1)"},
+		{"image", "![x](javascript:alert(1))"},
+		{"data html", "[x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)"},
+		{"vbscript", "[x](vbscript:msgbox(1))"},
+		{"iframe and style", "<iframe src=//evil></iframe><style>body{display:none}</style>"},
+		{"code fence", "```html\n<script>alert(1)</script>\n```"},
+		{"html in table", "| a |\n|---|\n| <script>alert(1)</script> |"},
+		{"front matter", "---\nname: x\ndescription: <script>alert(1)</script>\n---\nbody"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if bad := unsafeHTML(string(RenderMarkdown(tt.src))); bad != "" {
+				t.Errorf("%s in\n%s", bad, RenderMarkdown(tt.src))
+			}
+		})
+	}
+}

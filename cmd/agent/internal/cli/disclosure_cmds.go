@@ -13,8 +13,8 @@ import (
 // addDisclosureCommands registers check, prompt and skill show, and the
 // hidden root flag --check (an alias of `agent check`).
 func addDisclosureCommands(root, skill *cobra.Command, f *Factory) {
-	check := newCmdCheck(f, nil)
-	root.AddCommand(check, newCmdPrompt(f, nil))
+	check := holdsGC(newCmdCheck(f, nil))
+	root.AddCommand(check, holdsGC(newCmdPrompt(f, nil)))
 	skill.AddCommand(newCmdShow(f, nil))
 
 	// `agent --check` runs `agent check`. The flags are local to the root

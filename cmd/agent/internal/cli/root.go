@@ -19,6 +19,7 @@ import (
 // Main runs the agent CLI on the process's own streams and returns the exit
 // code: 0 success, 1 failure, 2 usage error.
 func Main() int {
+	holdGC()
 	return Run(context.Background(), NewFactory(System()), os.Args[1:])
 }
 
@@ -56,6 +57,9 @@ Start with:
 		SilenceErrors: true,
 		// agent --version prints what agent version prints.
 		Version: Version,
+		// Before any command: the collector is back to the default unless
+		// the command is a short listing (gc.go).
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) { releaseGC(cmd) },
 	}
 	root.SetVersionTemplate(versionText())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(flagTypo(c, err)) })
@@ -73,7 +77,7 @@ Start with:
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	root.AddCommand(skill, newCmdVersion(f, nil))
+	root.AddCommand(skill, holdsGC(newCmdVersion(f, nil)))
 	// Each group of commands registers itself from its own files.
 	addSkillCommands(skill, f)
 	addToolCommands(root, f)

@@ -8,7 +8,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdAdd(f, nil),
 		newCmdUpdate(f, nil),
 		newCmdRemove(f, nil),
-		newCmdList(f, nil),
+		holdsGC(newCmdList(f, nil)),
 		newCmdInfo(f, nil),
 		newCmdTrust(f, true, nil),
 		newCmdTrust(f, false, nil),
@@ -32,7 +32,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 // __plugin command.
 func addToolCommands(root *cobra.Command, f *Factory) {
 	root.AddCommand(
-		newCmdTools(f, nil),
+		holdsGC(newCmdTools(f, nil)),
 		newCmdCall(f, nil),
 		newCmdPlugin(f, nil),
 		newCmdMCP(f, nil),
