@@ -305,9 +305,11 @@ func writeAuditSummary(w io.Writer, r *audit.Report) {
 	}
 }
 
-// auditOnAdd is a seam for BenchmarkAddAudit, which measures add with
-// and without the audit in one run; nothing else changes it.
-var auditOnAdd = true
+// auditOnAdd is a seam for the benchmarks that measure add with and
+// without the audit: BenchmarkAddAudit sets it in process, and
+// BenchmarkAddAuditCLI links a second binary with
+// -ldflags=-X=...cli.auditOnAdd=off. Nothing else changes it.
+var auditOnAdd = "on"
 
 // errAuditRefused is an add or trust refused for its audit.
 var errAuditRefused = errors.New("refused for its audit findings")
@@ -369,7 +371,7 @@ func (g *auditGate) check(canonical, source string, fsys fs.FS, m *manifest.Mani
 // review is a registry.AddRequest Review step: it audits every selected
 // skill, then hands them to next (nil: none).
 func (g *auditGate) review(source string, next func([]registry.Reviewed) error) func([]registry.Reviewed) error {
-	if !auditOnAdd {
+	if auditOnAdd == "off" {
 		return next
 	}
 	return func(rs []registry.Reviewed) error {
