@@ -119,7 +119,7 @@ func runCase(ctx context.Context, c Caller, tc Case, o Options) Result {
 	r.Failures = check(tc.Expect, out, o.Workspace)
 	switch {
 	case len(r.Denials) > 0 && !tc.Expect.Denied:
-		r.Failures = append(r.Failures, fmt.Sprintf("the sandbox refused the code what SKILL.md does not declare: %s", strings.Join(r.Denials, "; ")))
+		r.Failures = append(r.Failures, fmt.Sprintf("the sandbox refused what SKILL.md does not declare: %s", strings.Join(r.Denials, "; ")))
 	case len(r.Denials) == 0 && tc.Expect.Denied:
 		r.Failures = append(r.Failures, "expected the sandbox to refuse the call (denied: true), and it saw no denial")
 	}
