@@ -388,7 +388,7 @@ func writeSkillTestReport(opts *skillTestOptions, report skilltest.Report) error
 			}
 			fmt.Fprintf(w, "%s %s %s%s %s\n", status, r.Kind, workspace.EscapeTerminal(r.Name), where, r.Duration.Round(time.Millisecond))
 			for _, fl := range r.Failures {
-				fmt.Fprintf(w, "       %s\n", workspace.EscapeTerminal(fl))
+				fmt.Fprintf(w, "       %s\n", strings.ReplaceAll(workspace.EscapeTerminal(fl), "\n", "\n       "))
 			}
 			for _, d := range r.Denials {
 				fmt.Fprintf(w, "       sandbox denial: %s\n", workspace.EscapeTerminal(d))
