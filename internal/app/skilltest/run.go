@@ -99,7 +99,7 @@ func RunCases(ctx context.Context, c Caller, cases []Case, o Options) []Result {
 
 func runCase(ctx context.Context, c Caller, tc Case, o Options) Result {
 	r := Result{Name: tc.Name, Kind: KindCase, File: tc.File, Line: tc.Line}
-	if err := emptyDir(o.Workspace); err != nil {
+	if err := EmptyDir(o.Workspace); err != nil {
 		r.Failures = append(r.Failures, fmt.Sprintf("empty the scratch workspace: %v", err))
 		return r
 	}
@@ -312,8 +312,9 @@ func clip(s string) string {
 	return s
 }
 
-// emptyDir removes what dir holds and keeps dir.
-func emptyDir(dir string) error {
+// EmptyDir removes what dir holds and keeps dir: the scratch workspace
+// between cases and evals.
+func EmptyDir(dir string) error {
 	if dir == "" {
 		return nil
 	}

@@ -111,7 +111,7 @@ func runEval(ctx context.Context, t *throwaway, sk *linked, ev skilltest.Eval, c
 	if config == skilltest.WithSkill {
 		skills = sk.entry.Canonical
 	}
-	if err := emptyWorkspace(t.workspace); err != nil {
+	if err := skilltest.EmptyDir(t.workspace); err != nil {
 		return r, err
 	}
 	for _, f := range ev.Files {
@@ -217,19 +217,6 @@ func writeJSONFile(path string, v any) error {
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-func emptyWorkspace(dir string) error {
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, de := range des {
-		if err := os.RemoveAll(filepath.Join(dir, de.Name())); err != nil {
-			return err
-		}
 	}
 	return nil
 }
