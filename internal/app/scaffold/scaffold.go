@@ -42,6 +42,9 @@ func Files(opts Options) (map[string]string, error) {
 		files["plugin/main.go"] = pluginMain
 		files["plugin/main_test.go"] = pluginTest
 	}
+	if t := tests(opts); t != "" {
+		files["tests/"+opts.Name+".yaml"] = t
+	}
 	return files, nil
 }
 
@@ -85,6 +88,40 @@ func Write(dir string, opts Options) ([]string, error) {
 }
 
 const scriptName = "hello.py"
+
+// tests are the cases `agent skill test` runs: one of each kind the
+// scaffold has (a tool call, a script_run, a refusal's error code), each
+// passing as scaffolded.
+func tests(opts Options) string {
+	if !opts.Plugin && !opts.Script {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("# Cases for `agent skill test`: each is called the way a model calls it.\n# Guide: docs/testing-skills.md.\ncases:\n")
+	if opts.Plugin {
+		b.WriteString(`  - name: greet by name
+    tool: greet
+    args: {name: Ada}
+    expect:
+      json:
+        - {path: greeting, equals: "Hello, Ada!"}
+`)
+	}
+	if opts.Script {
+		b.WriteString(`  - name: hello script
+    script: hello
+    args: [Ada, --json]
+    expect:
+      json:
+        - {path: greeting, equals: "Hello, Ada!"}
+  - name: a missing script is not found
+    script: no-such-script
+    expect:
+      error: not_found
+`)
+	}
+	return b.String()
+}
 
 func manifest(opts Options) string {
 	var b strings.Builder

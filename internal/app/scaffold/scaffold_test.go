@@ -20,8 +20,8 @@ func TestWrite(t *testing.T) {
 		want           []string
 	}{
 		{"bare", false, false, []string{"SKILL.md"}},
-		{"script", false, true, []string{"SKILL.md", "scripts/hello.py"}},
-		{"plugin", true, false, []string{"SKILL.md", "plugin/go.mod", "plugin/go.sum", "plugin/main.go", "plugin/main_test.go"}},
+		{"script", false, true, []string{"SKILL.md", "scripts/hello.py", "tests/demo.yaml"}},
+		{"plugin", true, false, []string{"SKILL.md", "plugin/go.mod", "plugin/go.sum", "plugin/main.go", "plugin/main_test.go", "tests/demo.yaml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -44,6 +44,9 @@ func newCmdInit(f *Factory, runF func(context.Context, *initOptions) error) *cob
 			--script adds scripts/hello.py: a PEP 723 script that supports
 			--help and --json, run through the script_run tool.
 
+			With either, tests/<name>.yaml holds one passing case of each kind
+			for 'agent skill test' (docs/testing-skills.md).
+
 			Commit the folder to a git repository, then 'agent skill add' it,
 			or 'agent skill link' it while you work on it.
 
@@ -52,6 +55,7 @@ func newCmdInit(f *Factory, runF func(context.Context, *initOptions) error) *cob
 		Example: dedent(`
 			$ agent skill init my-skill --plugin --script
 			$ agent skill validate my-skill
+			$ agent skill test my-skill
 		`),
 		Args: exactArgs(1, "the <dir> to create"),
 		RunE: func(cmd *cobra.Command, args []string) error {

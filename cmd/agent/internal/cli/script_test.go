@@ -152,6 +152,8 @@ func scriptParams(t *testing.T, release string) testscript.Params {
 			"sametree": cmdSameTree,
 			"readonly": cmdReadOnly,
 			"approve":  cmdApprove,
+			// skill_test_*.txtar (skilltest_script_test.go)
+			"junit": cmdJUnit,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

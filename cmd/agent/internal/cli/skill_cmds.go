@@ -25,6 +25,7 @@ func addSkillCommands(skill *cobra.Command, f *Factory) {
 		newCmdSign(f, nil),
 		newCmdSearch(f, nil),
 		newCmdAudit(f, nil),
+		newCmdSkillTest(f, nil),
 	)
 }
 

@@ -1,0 +1,403 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentskills/agent/internal/app/audit"
+	"github.com/agentskills/agent/internal/app/skilltest"
+	"github.com/agentskills/agent/internal/app/workspace"
+	"github.com/agentskills/agent/internal/build/plugbuild"
+	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
+	"github.com/agentskills/agent/registry/trust"
+)
+
+type skillTestOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+
+	Target string
+	JSON   bool
+	JUnit  string
+	Run    string
+	// Evals and Triggers run evals/evals.json (and evals/triggers.json)
+	// through agent run's model clients (skill_evals.go).
+	Evals    bool
+	Triggers bool
+	Model    string
+	Out      string
+	MaxSteps int
+}
+
+func newCmdSkillTest(f *Factory, runF func(context.Context, *skillTestOptions) error) *cobra.Command {
+	opts := &skillTestOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "test [dir|name]",
+		Short: "Run a skill's tests the way a model reaches it",
+		Long: dedent(`
+			Link the skill (a folder, default ".", or an installed skill's name)
+			into a throwaway AGENT_HOME and run:
+
+			  - its cases, tests/*.yaml: each a tool call or a script_run, made
+			    through the same call path as 'agent call', 'agent mcp' and
+			    'agent run', with expectations on success, the error code, JSON
+			    paths of the result and the files the call wrote in a scratch
+			    workspace (${WORKSPACE} in an argument is its path);
+			  - validate --strict, the plugin's own go test ./... (in the
+			    build's sandbox), and the audit;
+			  - the sandbox: a case whose code was refused a path or a host its
+			    SKILL.md does not declare fails, and the denial is shown with it.
+
+			--run picks cases and checks by name (the checks are named
+			"validate --strict", "go test" and "audit"). --json prints the
+			report; --junit also writes it as JUnit XML for CI. The exit status
+			is 1 when anything failed.
+
+			--evals runs evals/evals.json instead (the Agent Skills evaluation
+			format) through agent run's model clients, with and without the
+			skill, and writes grading.json, timing.json and benchmark.json
+			under --out; --triggers adds evals/triggers.json, prompts that must
+			not load the skill, and reports precision and recall.
+
+			Guide: docs/testing-skills.md.
+		`),
+		Example: dedent(`
+			$ agent skill test ./my-skill
+			$ agent skill test ./my-skill --run greet --junit report.xml
+			$ agent skill test ./my-skill --evals --triggers --model anthropic/claude-sonnet-4-5
+		`),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr(fmt.Errorf("%s takes one [dir|name]; see '%s --help'", cmd.CommandPath(), cmd.CommandPath()))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Target = "."
+			if len(args) == 1 {
+				opts.Target = args[0]
+			}
+			if _, err := regexp.Compile(opts.Run); err != nil {
+				return usageErr(fmt.Errorf("--run: %w", err))
+			}
+			if opts.Triggers && !opts.Evals {
+				return usageErr(errors.New("--triggers goes with --evals"))
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return skillTestRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&opts.JUnit, "junit", "", "also write the report as JUnit XML to `FILE`")
+	cmd.Flags().StringVar(&opts.Run, "run", "", "run only the cases and checks whose name matches `REGEX`")
+	cmd.Flags().BoolVar(&opts.Evals, "evals", false, "run evals/evals.json with and without the skill")
+	cmd.Flags().BoolVar(&opts.Triggers, "triggers", false, "with --evals: also evals/triggers.json, prompts that must not load the skill")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "with --evals: the `PROVIDER/MODEL` (default: model: in config.yaml)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "with --evals: the folder for grading.json, timing.json and benchmark.json (default: <skill>-workspace)")
+	cmd.Flags().IntVar(&opts.MaxSteps, "max-steps", 10, "with --evals: the steps of one eval's run")
+	return cmd
+}
+
+// throwaway is a test's own home: AGENT_HOME, the scratch workspace and
+// the factories over them. The user's home is never written.
+type throwaway struct {
+	root, home, workspace string
+	parent                *Factory
+}
+
+func newThrowaway(f *Factory) (*throwaway, error) {
+	root, err := os.MkdirTemp("", "agent-skill-test-")
+	if err != nil {
+		return nil, fmt.Errorf("make a throwaway home: %w", err)
+	}
+	t := &throwaway{root: root, home: filepath.Join(root, "home"), workspace: filepath.Join(root, "workspace"), parent: f}
+	for _, d := range []string{t.home, t.workspace} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			os.RemoveAll(root)
+			return nil, fmt.Errorf("make a throwaway home: %w", err)
+		}
+	}
+	return t, nil
+}
+
+func (t *throwaway) Close() error { return os.RemoveAll(t.root) }
+
+// factory is a Factory whose AGENT_HOME, AGENT_WORKSPACE and AGENT_SKILLS
+// are the throwaway's, both for the configuration and for what plugins
+// and scripts are handed.
+func (t *throwaway) factory(skills string) *Factory {
+	set := map[string]string{"AGENT_HOME": t.home, "AGENT_WORKSPACE": t.workspace, "AGENT_SKILLS": skills}
+	look := t.parent.LookupEnv
+	f := &Factory{
+		IO: t.parent.IO,
+		LookupEnv: func(k string) (string, bool) {
+			if v, ok := set[k]; ok {
+				return v, true
+			}
+			return look(k)
+		},
+		Executable: t.parent.Executable,
+		CallFloor:  t.parent.CallFloor,
+	}
+	environ := t.parent.Environ
+	f.Environ = func() []string {
+		var env []string
+		if environ != nil {
+			env = environ()
+		}
+		out := make([]string, 0, len(env)+len(set))
+		for _, kv := range env {
+			k, _, _ := strings.Cut(kv, "=")
+			if _, ok := set[k]; !ok {
+				out = append(out, kv)
+			}
+		}
+		for k, v := range set {
+			out = append(out, k+"="+v)
+		}
+		return out
+	}
+	return f
+}
+
+// skillDir finds the folder of target: a folder holding SKILL.md, else an
+// installed or discovered skill's name.
+func skillDir(ctx context.Context, f *Factory, target string) (string, error) {
+	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+		if _, err := os.Stat(gitsrc.ManifestPath(target)); err != nil {
+			return "", fmt.Errorf("test %s: no SKILL.md in this folder", target)
+		}
+		return filepath.Abs(target)
+	}
+	if _, err := manifest.Canonical(target); err != nil {
+		return "", fmt.Errorf("test %s: neither a skill folder nor a skill's name", target)
+	}
+	store, err := f.Store()
+	if err != nil {
+		return "", err
+	}
+	e, err := workspace.FindEntry(ctx, trust.Of(store), f.discovery(), target)
+	switch {
+	case errors.Is(err, registry.ErrNotFound):
+		return "", fmt.Errorf("test %s: no such folder, and no installed skill of that name", target)
+	case err != nil:
+		return "", err
+	case e.Path == "":
+		return "", fmt.Errorf("test %s: it ships inside the agent binary; there is no folder to test", e.Canonical)
+	}
+	return e.Path, nil
+}
+
+// linked is the skill under test, linked into the throwaway home.
+type linked struct {
+	dir   string
+	entry registry.Entry
+	m     *manifest.Manifest
+}
+
+// linkForTest links dir into t's home, as `agent skill link` does, and
+// installs its dependencies.
+func linkForTest(ctx context.Context, t *throwaway, dir string) (*linked, error) {
+	lf := t.factory("")
+	store, err := lf.Store()
+	if err != nil {
+		return nil, err
+	}
+	inst, err := lf.installer()
+	if err != nil {
+		return nil, err
+	}
+	e, err := inst.Link(ctx, registry.NewPipeline(store), dir, Version, lf.IO.Warn)
+	if err != nil {
+		return nil, err
+	}
+	m, _, err := gitsrc.LoadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := installRequires(ctx, lf, e); err != nil {
+		return nil, err
+	}
+	return &linked{dir: dir, entry: e, m: m}, nil
+}
+
+// installRequires is where the skill's dependencies (metadata
+// agent.requires, issue 38) are installed into the throwaway home before
+// its tests run: the same add path resolves and installs them once it
+// exists. Until then a skill's tests see the skill alone.
+func installRequires(_ context.Context, _ *Factory, _ registry.Entry) error { return nil }
+
+func skillTestRun(ctx context.Context, opts *skillTestOptions) error {
+	dir, err := skillDir(ctx, opts.Factory, opts.Target)
+	if err != nil {
+		return err
+	}
+	t, err := newThrowaway(opts.Factory)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	sk, err := linkForTest(ctx, t, dir)
+	if err != nil {
+		return err
+	}
+	if opts.Evals {
+		return evalsRun(ctx, opts, t, sk)
+	}
+	var pick *regexp.Regexp
+	if opts.Run != "" {
+		pick = regexp.MustCompile(opts.Run)
+	}
+	report := skilltest.Report{Skill: sk.entry.Canonical}
+	cases, err := skilltest.Load(dir)
+	if err != nil {
+		report.Results = append(report.Results, skilltest.Result{Name: skilltest.Dir + "/*.yaml", Kind: skilltest.KindCheck, Failures: []string{err.Error()}})
+	}
+	if len(cases) > 0 {
+		ws, err := t.factory(sk.entry.Canonical).loadWorkspace(ctx)
+		if err != nil {
+			return err
+		}
+		report.Results = append(report.Results, skilltest.RunCases(ctx, ws, cases, skilltest.Options{
+			Skill: sk.entry.Canonical, Workspace: t.workspace, Run: pick,
+		})...)
+		ws.Close()
+	}
+	for _, c := range []struct {
+		name string
+		run  func() skilltest.Result
+	}{
+		{"validate --strict", func() skilltest.Result { return validateCheck(dir) }},
+		{"go test", func() skilltest.Result { return goTestCheck(ctx, opts.Factory, t, sk) }},
+		{"audit", func() skilltest.Result { return auditCheck(opts.Factory, sk) }},
+	} {
+		if pick != nil && !pick.MatchString(c.name) {
+			continue
+		}
+		start := time.Now()
+		r := c.run()
+		if r.Name == "" {
+			continue // does not apply to this skill
+		}
+		r.Kind, r.Duration = skilltest.KindCheck, time.Since(start)
+		report.Results = append(report.Results, r)
+	}
+	return writeSkillTestReport(opts, report)
+}
+
+func validateCheck(dir string) skilltest.Result {
+	r := skilltest.Result{Name: "validate --strict"}
+	errs, warns, _ := lintSkill(dir, true)
+	var out []string
+	for _, p := range errs {
+		r.Failures = append(r.Failures, workspace.EscapeTerminal(p.String()))
+	}
+	for _, p := range warns {
+		out = append(out, workspace.EscapeTerminal(p.String())+" (warning)")
+	}
+	r.Output = strings.Join(out, "\n")
+	return r
+}
+
+func goTestCheck(ctx context.Context, f *Factory, t *throwaway, sk *linked) skilltest.Result {
+	if sk.m.Plugin == nil || sk.m.Plugin.Build == "" {
+		return skilltest.Result{}
+	}
+	r := skilltest.Result{Name: "go test"}
+	out, err := plugbuild.Test(ctx, plugbuild.Options{Home: t.home, Environ: f.environ()}, sk.dir, sk.m.Plugin.Build)
+	r.Output = strings.TrimSpace(out)
+	if err != nil {
+		r.Failures = []string{"go test ./... of the plugin failed: " + firstLine(err.Error())}
+	}
+	return r
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func auditCheck(f *Factory, sk *linked) skilltest.Result {
+	r := skilltest.Result{Name: "audit"}
+	cfg, err := f.Config()
+	if err != nil {
+		r.Failures = []string{err.Error()}
+		return r
+	}
+	rules, err := auditRules(cfg)
+	if err != nil {
+		r.Failures = []string{err.Error()}
+		return r
+	}
+	rep, err := rules.Audit(os.DirFS(sk.dir), sk.m)
+	if err != nil {
+		r.Failures = []string{err.Error()}
+		return r
+	}
+	var out []string
+	for _, fd := range rep.Findings {
+		line := fmt.Sprintf("%s:%d: %s %s: %s", fd.File, fd.Line, fd.Severity, fd.Rule, fd.Message)
+		out = append(out, line)
+		if cfg.Audit.FailOn != audit.SeverityNone && fd.Severity >= cfg.Audit.FailOn {
+			r.Failures = append(r.Failures, line)
+		}
+	}
+	r.Output = rep.Summary()
+	if len(out) > 0 {
+		r.Output += "\n" + strings.Join(out, "\n")
+	}
+	return r
+}
+
+func writeSkillTestReport(opts *skillTestOptions, report skilltest.Report) error {
+	if opts.JUnit != "" {
+		var b strings.Builder
+		if err := skilltest.WriteJUnit(&b, report); err != nil {
+			return err
+		}
+		if err := os.WriteFile(opts.JUnit, []byte(b.String()), 0o644); err != nil {
+			return fmt.Errorf("write the JUnit report: %w", err)
+		}
+	}
+	if opts.JSON {
+		if err := writeJSON(opts.IO.Out, report); err != nil {
+			return err
+		}
+	} else {
+		w := opts.IO.Out
+		for _, r := range report.Results {
+			where := ""
+			if r.File != "" {
+				where = fmt.Sprintf(" (%s:%d)", r.File, r.Line)
+			}
+			status := "ok  "
+			if !r.Passed() {
+				status = "FAIL"
+			}
+			fmt.Fprintf(w, "%s %s %s%s %s\n", status, r.Kind, workspace.EscapeTerminal(r.Name), where, r.Duration.Round(time.Millisecond))
+			for _, fl := range r.Failures {
+				fmt.Fprintf(w, "       %s\n", strings.ReplaceAll(workspace.EscapeTerminal(fl), "\n", "\n       "))
+			}
+			for _, d := range r.Denials {
+				fmt.Fprintf(w, "       sandbox denial: %s\n", workspace.EscapeTerminal(d))
+			}
+		}
+		fmt.Fprintf(w, "%s: %d passed, %d failed\n", report.Skill, len(report.Results)-report.Failed(), report.Failed())
+	}
+	if report.Failed() > 0 {
+		return errSilent
+	}
+	return nil
+}
