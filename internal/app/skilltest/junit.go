@@ -22,6 +22,7 @@ type junitSuite struct {
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
 	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
 	Time     string      `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
 }
@@ -33,7 +34,12 @@ type junitCase struct {
 	Line      int           `xml:"line,attr,omitempty"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure"`
+	Skipped   *junitSkipped `xml:"skipped"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -44,12 +50,15 @@ type junitFailure struct {
 
 // WriteJUnit writes r as JUnit XML.
 func WriteJUnit(w io.Writer, r Report) error {
-	s := junitSuite{Name: r.Skill, Tests: len(r.Results), Failures: r.Failed()}
+	s := junitSuite{Name: r.Skill, Tests: len(r.Results), Failures: r.Failed(), Skipped: r.Skipped()}
 	var total float64
 	for _, x := range r.Results {
 		secs := x.Duration.Seconds()
 		total += secs
 		c := junitCase{Name: x.Name, Classname: r.Skill + "." + x.Kind, File: x.File, Line: x.Line, Time: fmt.Sprintf("%.3f", secs)}
+		if x.Skipped != "" {
+			c.Skipped = &junitSkipped{Message: sanitizeXML(x.Skipped)}
+		}
 		if !x.Passed() {
 			c.Failure = &junitFailure{Message: x.Failures[0], Type: x.Kind, Text: strings.Join(x.Failures, "\n")}
 		}

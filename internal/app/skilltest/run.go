@@ -42,7 +42,9 @@ type Result struct {
 	Denials []string `json:"denials,omitempty"`
 	// Output is what the call answered (code, message, result), or a
 	// check's output.
-	Output   string        `json:"output,omitempty"`
+	Output string `json:"output,omitempty"`
+	// Skipped says why a check did not run; a skipped check passes.
+	Skipped  string        `json:"skipped,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 }
 
@@ -56,6 +58,17 @@ type Report struct {
 }
 
 // Failed counts the failed results.
+// Skipped counts the results that did not run.
+func (r Report) Skipped() int {
+	n := 0
+	for _, x := range r.Results {
+		if x.Skipped != "" {
+			n++
+		}
+	}
+	return n
+}
+
 func (r Report) Failed() int {
 	n := 0
 	for _, x := range r.Results {

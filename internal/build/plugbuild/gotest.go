@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentskills/agent/internal/build/sdkmod"
 	"github.com/agentskills/agent/internal/isolation/procgroup"
@@ -48,6 +49,10 @@ func Test(ctx context.Context, opts Options, skillDir, rel string) (string, erro
 	if err != nil {
 		return "", err
 	}
+	// A test that builds its plugin (sdktest.Build runs go build) would
+	// stamp VCS data, and the sandbox keeps it out of an enclosing
+	// repository's .git: "error obtaining VCS status".
+	env = append(env, strings.TrimSpace("GOFLAGS="+goenv.flags+" -buildvcs=false"))
 	var dirs map[string]string
 	if goenv.direct {
 		if dirs, err = sdkmod.Extract(filepath.Join(opts.Home, "cache", "sdk")); err != nil {

@@ -308,6 +308,7 @@ type goEnv struct {
 	direct                  bool
 	goroot, modcache, cache string
 	hosts                   []string
+	flags                   string // GOFLAGS
 }
 
 // buildEnv is environ with the embedded SDK's proxy in front of the user's
@@ -316,19 +317,19 @@ type goEnv struct {
 // reports that GONOPROXY (which defaults to GOPRIVATE) matches the SDK,
 // so go would not use the proxy directory for it.
 func buildEnv(ctx context.Context, goBin string, environ []string, proxy string, cgo bool) (env []string, ge goEnv, err error) {
-	cmd := exec.CommandContext(ctx, goBin, "env", "GOPROXY", "GONOSUMDB", "GONOPROXY", "GOROOT", "GOMODCACHE", "GOCACHE", "GOSUMDB")
+	cmd := exec.CommandContext(ctx, goBin, "env", "GOPROXY", "GONOSUMDB", "GONOPROXY", "GOROOT", "GOMODCACHE", "GOCACHE", "GOSUMDB", "GOFLAGS")
 	cmd.Env = environ
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, ge, fmt.Errorf("build plugin: go env: %w", err)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	for len(lines) < 7 {
+	for len(lines) < 8 {
 		lines = append(lines, "")
 	}
 	ge = goEnv{
 		direct: module.MatchPrefixPatterns(lines[2], sdkmod.SDKPath) || module.MatchPrefixPatterns(lines[2], sdkmod.ProtoPath),
-		goroot: lines[3], modcache: lines[4], cache: lines[5], hosts: proxyHosts(lines[0], lines[6]),
+		goroot: lines[3], modcache: lines[4], cache: lines[5], hosts: proxyHosts(lines[0], lines[6]), flags: lines[7],
 	}
 	goproxy := "file://" + filepath.ToSlash(proxy)
 	if lines[0] != "" {

@@ -173,31 +173,37 @@ func (t *throwaway) factory(skills string) *Factory {
 }
 
 // skillDir finds the folder of target: a folder holding SKILL.md, else an
-// installed or discovered skill's name.
-func skillDir(ctx context.Context, f *Factory, target string) (string, error) {
+// installed or discovered skill's name. untrusted names an installed
+// skill that this home does not trust: its cases run in the sandbox as
+// any call does, but its plugin's own tests are not run (goTestCheck).
+func skillDir(ctx context.Context, f *Factory, target string) (dir, untrusted string, err error) {
 	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
 		if _, err := os.Stat(gitsrc.ManifestPath(target)); err != nil {
-			return "", fmt.Errorf("test %s: no SKILL.md in this folder", target)
+			return "", "", fmt.Errorf("test %s: no SKILL.md in this folder", target)
 		}
-		return filepath.Abs(target)
+		dir, err := filepath.Abs(target)
+		return dir, "", err
 	}
 	if _, err := manifest.Canonical(target); err != nil {
-		return "", fmt.Errorf("test %s: neither a skill folder nor a skill's name", target)
+		return "", "", fmt.Errorf("test %s: neither a skill folder nor a skill's name", target)
 	}
 	store, err := f.Store()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	e, err := workspace.FindEntry(ctx, trust.Of(store), f.discovery(), target)
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
-		return "", fmt.Errorf("test %s: no such folder, and no installed skill of that name", target)
+		return "", "", fmt.Errorf("test %s: no such folder, and no installed skill of that name", target)
 	case err != nil:
-		return "", err
+		return "", "", err
 	case e.Path == "":
-		return "", fmt.Errorf("test %s: it ships inside the agent binary; there is no folder to test", e.Canonical)
+		return "", "", fmt.Errorf("test %s: it ships inside the agent binary; there is no folder to test", e.Canonical)
 	}
-	return e.Path, nil
+	if !e.Trusted {
+		untrusted = e.Canonical
+	}
+	return e.Path, untrusted, nil
 }
 
 // linked is the skill under test, linked into the throwaway home.
@@ -240,7 +246,7 @@ func linkForTest(ctx context.Context, t *throwaway, dir string) (*linked, error)
 func installRequires(_ context.Context, _ *Factory, _ registry.Entry) error { return nil }
 
 func skillTestRun(ctx context.Context, opts *skillTestOptions) error {
-	dir, err := skillDir(ctx, opts.Factory, opts.Target)
+	dir, untrusted, err := skillDir(ctx, opts.Factory, opts.Target)
 	if err != nil {
 		return err
 	}
@@ -280,7 +286,7 @@ func skillTestRun(ctx context.Context, opts *skillTestOptions) error {
 		run  func() skilltest.Result
 	}{
 		{"validate --strict", func() skilltest.Result { return validateCheck(dir) }},
-		{"go test", func() skilltest.Result { return goTestCheck(ctx, opts.Factory, t, sk) }},
+		{"go test", func() skilltest.Result { return goTestCheck(ctx, opts.Factory, t, sk, untrusted) }},
 		{"audit", func() skilltest.Result { return auditCheck(opts.Factory, sk) }},
 	} {
 		if pick != nil && !pick.MatchString(c.name) {
@@ -311,11 +317,19 @@ func validateCheck(dir string) skilltest.Result {
 	return r
 }
 
-func goTestCheck(ctx context.Context, f *Factory, t *throwaway, sk *linked) skilltest.Result {
+// goTestCheck runs the plugin's own go test. Those tests get the host's
+// network (plugbuild.Test: sdktest's socket needs it), more than the
+// skill declares, so an installed skill this home does not trust is not
+// tested this way: the check says so and how to run it.
+func goTestCheck(ctx context.Context, f *Factory, t *throwaway, sk *linked, untrusted string) skilltest.Result {
 	if sk.m.Plugin == nil || sk.m.Plugin.Build == "" {
 		return skilltest.Result{}
 	}
 	r := skilltest.Result{Name: "go test"}
+	if untrusted != "" {
+		r.Skipped = fmt.Sprintf("%s is not trusted, and a plugin's own tests run with the network; trust it ('agent skill trust %s') or test a folder you reviewed", untrusted, untrusted)
+		return r
+	}
 	out, err := plugbuild.Test(ctx, plugbuild.Options{Home: t.home, Environ: f.environ()}, sk.dir, sk.m.Plugin.Build)
 	r.Output = strings.TrimSpace(out)
 	if err != nil {
@@ -383,8 +397,11 @@ func writeSkillTestReport(opts *skillTestOptions, report skilltest.Report) error
 				where = fmt.Sprintf(" (%s:%d)", r.File, r.Line)
 			}
 			status := "ok  "
-			if !r.Passed() {
+			switch {
+			case !r.Passed():
 				status = "FAIL"
+			case r.Skipped != "":
+				status = "skip"
 			}
 			fmt.Fprintf(w, "%s %s %s%s %s\n", status, r.Kind, workspace.EscapeTerminal(r.Name), where, r.Duration.Round(time.Millisecond))
 			for _, fl := range r.Failures {
@@ -393,8 +410,15 @@ func writeSkillTestReport(opts *skillTestOptions, report skilltest.Report) error
 			for _, d := range r.Denials {
 				fmt.Fprintf(w, "       sandbox denial: %s\n", workspace.EscapeTerminal(d))
 			}
+			if r.Skipped != "" {
+				fmt.Fprintf(w, "       %s\n", workspace.EscapeTerminal(r.Skipped))
+			}
 		}
-		fmt.Fprintf(w, "%s: %d passed, %d failed\n", report.Skill, len(report.Results)-report.Failed(), report.Failed())
+		skipped := ""
+		if n := report.Skipped(); n > 0 {
+			skipped = fmt.Sprintf(", %d skipped", n)
+		}
+		fmt.Fprintf(w, "%s: %d passed, %d failed%s\n", report.Skill, len(report.Results)-report.Failed()-report.Skipped(), report.Failed(), skipped)
 	}
 	if report.Failed() > 0 {
 		return errSilent
