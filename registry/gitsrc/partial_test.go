@@ -1,11 +1,9 @@
 package gitsrc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -13,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 
 	"github.com/agentskills/agent/internal/testutil/gittest"
 )
@@ -162,19 +158,7 @@ func TestFetchPartialWithheld(t *testing.T) {
 	r := partialRepo(t)
 	h := gittest.Handler(t, filepath.Dir(r.Dir()), gittest.PartialClone...)
 	withheld := blobHash(t, r, "skills/pdf/scripts/run.py")
-	u := gittest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method == http.MethodPost {
-			body, err := io.ReadAll(req.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			body = dropWant(t, body, withheld)
-			req.Body = io.NopCloser(bytes.NewReader(body))
-			req.ContentLength = int64(len(body))
-		}
-		h.ServeHTTP(w, req)
-	})) + "/" + r.Name()
+	u := gittest.ServeHandler(t, gittest.WithholdBlob(h, withheld)) + "/" + r.Name()
 	cache := filepath.Join(t.TempDir(), "cache")
 	_, err := (&GoGit{}).Fetch(context.Background(), FetchRequest{URL: u, CacheDir: cache, Skills: []string{"pdf"}})
 	if !errors.Is(err, ErrWithheld) {
@@ -195,42 +179,6 @@ func TestFetchPartialWithheld(t *testing.T) {
 func blobHash(t *testing.T, r *gittest.Repo, file string) string {
 	t.Helper()
 	return strings.TrimSpace(r.RunGit(t, "rev-parse", "HEAD:"+file))
-}
-
-// dropWant removes the want line of id from an upload-pack request; the
-// capabilities of the first want line move to the next when it is id's.
-func dropWant(t *testing.T, body []byte, id string) []byte {
-	t.Helper()
-	var lines [][]byte
-	sc := pktline.NewScanner(bytes.NewReader(body))
-	for sc.Scan() {
-		lines = append(lines, append([]byte(nil), sc.Bytes()...))
-	}
-	var out bytes.Buffer
-	enc := pktline.NewEncoder(&out)
-	var caps []byte
-	for _, line := range lines {
-		if len(line) == 0 {
-			if err := enc.Flush(); err != nil {
-				t.Error(err)
-			}
-			continue
-		}
-		if bytes.HasPrefix(line, []byte("want "+id)) {
-			if rest := bytes.TrimSpace(line[len("want ")+len(id):]); len(rest) > 0 {
-				caps = rest
-			}
-			continue
-		}
-		if caps != nil && bytes.HasPrefix(line, []byte("want ")) {
-			line = append(bytes.TrimSpace(line), append([]byte(" "), append(caps, '\n')...)...)
-			caps = nil
-		}
-		if err := enc.Encode(line); err != nil {
-			t.Error(err)
-		}
-	}
-	return out.Bytes()
 }
 
 // debugLog collects GoGit.Debug messages.
