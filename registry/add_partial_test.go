@@ -7,6 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/agentskills/agent/internal/ground/semconv"
 	"github.com/agentskills/agent/internal/testutil/gittest"
 	"github.com/agentskills/agent/registry/gitsrc"
 )
@@ -93,5 +98,35 @@ func TestAddPartialWithheld(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.Home, "skills", "pdf")); err == nil {
 		t.Fatal("the skill's folder was written")
+	}
+}
+
+// TestAddPartialSpan: the fetch span says which path the fetch took.
+func TestAddPartialSpan(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+	r := partialMonorepo(t)
+	root := filepath.Dir(r.Dir())
+	for want, u := range map[string]string{
+		gitsrc.FetchedFilter: gittest.ServeHandler(t, gittest.Handler(t, root, gittest.PartialClone...)) + "/" + r.Name(),
+		gitsrc.FetchedDepth:  gittest.ServeHandler(t, gittest.Handler(t, root)) + "/" + r.Name(),
+	} {
+		mustAdd(t, newStore(t), u, func(req *AddRequest) { req.Skill = "pdf" }, buildPrep)
+		got := ""
+		for _, sp := range rec.Ended() {
+			if sp.Name() != "fetch "+u {
+				continue
+			}
+			for _, a := range sp.Attributes() {
+				if a.Key == semconv.AgentFetchPath {
+					got = a.Value.AsString()
+				}
+			}
+		}
+		if got != want {
+			t.Errorf("the fetch span of %s has %s=%q; want %q", u, semconv.AgentFetchPath, got, want)
+		}
 	}
 }
