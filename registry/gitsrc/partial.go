@@ -141,7 +141,7 @@ func (g *GoGit) fetchPartial(ctx context.Context, req FetchRequest, t resolved, 
 		if !t.Tag.IsZero() {
 			wants = append(wants, t.Tag)
 		}
-		if err := g.uploadPack(ctx, repo, req, s, ar, wants, true); err != nil {
+		if err := g.request(ctx, repo, req, s, ar, wants, true); err != nil {
 			return fail(err)
 		}
 		if err := repo.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(cacheRef(t.Hash)), t.Hash)); err != nil {
@@ -218,29 +218,18 @@ func dirOf(dir string) string {
 // partial fetch and then left one out gives ErrWithheld. A server that
 // refuses the wants gives errNoPartial.
 func (g *GoGit) fetchBlobs(ctx context.Context, repo *git.Repository, req FetchRequest, blobs []plumbing.Hash) error {
-	s, err := openUploadPack(req.URL)
-	if err != nil {
-		return fmt.Errorf("fetch %s: %w", req.URL, classifyGitError(req.URL, err))
-	}
-	defer s.Close()
-	ar, err := s.AdvertisedReferencesContext(ctx)
-	if err != nil {
-		return fmt.Errorf("fetch %s: %w", req.URL, classifyGitError(req.URL, err))
-	}
-	if !partialCapable(ar.Capabilities) {
-		return fmt.Errorf("fetch %s: %w", req.URL, errNoPartial)
-	}
 	g.debug("fetch: blobs by id", "url", req.URL, "blobs", len(blobs))
-	err = g.uploadPack(ctx, repo, req, s, ar, blobs, false)
+	err := g.request(ctx, repo, req, nil, nil, blobs, false)
 	switch {
-	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrUnreachable), ctx.Err() != nil:
+	case err == nil, errors.Is(err, transport.ErrEmptyUploadPackRequest), errors.Is(err, packfile.ErrEmptyPackfile):
+		// What came is checked below.
+	case errors.Is(err, errNoPartial), errors.Is(err, ErrTooLarge), errors.Is(err, ErrUnreachable),
+		errors.Is(err, ErrAuthRequired), errors.Is(err, ErrRepoNotFound), ctx.Err() != nil:
 		return err
-	case errors.Is(err, transport.ErrEmptyUploadPackRequest), errors.Is(err, packfile.ErrEmptyPackfile):
-		// Nothing came: checked below.
-	case err != nil:
+	default:
 		// upload-pack answers a want it will not serve with an error
-		// line ("not our ref"), before any pack.
-		return fmt.Errorf("fetch %s: blobs by id: %w (%v)", req.URL, errNoPartial, err)
+		// line ("not our ref") before any pack.
+		return fmt.Errorf("%w: blobs by id: %w", errNoPartial, err)
 	}
 	var lost []string
 	for _, h := range blobs {
@@ -253,6 +242,32 @@ func (g *GoGit) fetchBlobs(ctx context.Context, repo *git.Repository, req FetchR
 		return fmt.Errorf("fetch %s: %w: asked for %d files of the skill by id, %d did not come (%s); the server advertises partial clone (filter) but does not serve it; try again, or ask its admin to check uploadpack.allowFilter", req.URL, ErrWithheld, len(blobs), len(lost), Short(lost[0]))
 	}
 	return nil
+}
+
+// request sends one upload-pack request with wants (uploadPack) and
+// retries it after a network failure, as withRetry does: on s, when
+// given, the first time (its refs already listed), else and then on a new
+// session each time.
+func (g *GoGit) request(ctx context.Context, repo *git.Repository, req FetchRequest, s transport.UploadPackSession, ar *packp.AdvRefs, wants []plumbing.Hash, trees bool) error {
+	return g.withRetry(ctx, req.URL, func() error {
+		if s == nil {
+			fresh, err := openUploadPack(req.URL)
+			if err != nil {
+				return err
+			}
+			defer fresh.Close()
+			if ar, err = fresh.AdvertisedReferencesContext(ctx); err != nil {
+				return err
+			}
+			s = fresh
+		}
+		cur, adv := s, ar
+		s = nil // a retry starts a new session
+		if !partialCapable(adv.Capabilities) {
+			return errNoPartial
+		}
+		return g.uploadPack(ctx, repo, req, cur, adv, wants, trees)
+	})
 }
 
 // uploadPack sends one upload-pack request on s and stores the pack it
@@ -281,7 +296,7 @@ func (g *GoGit) uploadPack(ctx context.Context, repo *git.Repository, req FetchR
 	}
 	resp, err := s.UploadPack(ctx, up)
 	if err != nil {
-		return classifyGitError(req.URL, err)
+		return err
 	}
 	defer func() {
 		if cerr := resp.Close(); err == nil && cerr != nil {
@@ -308,10 +323,7 @@ func (g *GoGit) uploadPack(ctx context.Context, repo *git.Repository, req FetchR
 	if max <= 0 {
 		max = DefaultFileLimit
 	}
-	if err := packfile.UpdateObjectStorage(sizeCheckedStorer{Storer: repo.Storer, max: max}, r); err != nil {
-		return classifyGitError(req.URL, err)
-	}
-	return nil
+	return packfile.UpdateObjectStorage(sizeCheckedStorer{Storer: repo.Storer, max: max}, r)
 }
 
 // addShallows records the commits a depth-1 answer made shallow.

@@ -1,9 +1,11 @@
 package gitsrc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -264,6 +266,7 @@ func TestFetchPartialSettings(t *testing.T) {
 		err     error
 	}{
 		{name: "filter and any SHA-1", config: gittest.PartialClone, want: FetchedFilter},
+		{name: "filter and reachable SHA-1", config: []string{"uploadpack.allowFilter=true", "uploadpack.allowReachableSHA1InWant=true"}, want: FetchedFilter},
 		{name: "filter alone", config: []string{"uploadpack.allowFilter=true"}, want: FetchedDepth},
 		{name: "wants by id alone", config: []string{"uploadpack.allowAnySHA1InWant=true"}, want: FetchedDepth},
 		{name: "tree request over the file limit", config: gittest.PartialClone, maxFile: 64, err: ErrTooLarge},
@@ -293,5 +296,47 @@ func TestFetchPartialSettings(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFetchPartialRefused: a server that serves the blob:none request but
+// then refuses the wants by id gets the depth-1 fetch, and the skill reads
+// whole. git http-backend checks wants by reachability on every stateless
+// request, so the refusal is upload-pack's own error line, sent in its
+// place for the blob request (no filter, no deepen).
+func TestFetchPartialRefused(t *testing.T) {
+	t.Parallel()
+	r := partialRepo(t)
+	h := gittest.Handler(t, filepath.Dir(r.Dir()), gittest.PartialClone...)
+	u := gittest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost {
+			body, err := io.ReadAll(req.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if !bytes.Contains(body, []byte("filter ")) && !bytes.Contains(body, []byte("deepen ")) {
+				w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
+				msg := "ERR upload-pack: not our ref\n"
+				fmt.Fprintf(w, "%04x%s", len(msg)+4, msg)
+				return
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, req)
+	})) + "/" + r.Name()
+	var log debugLog
+	snap, err := (&GoGit{Debug: log.add}).Fetch(context.Background(), FetchRequest{URL: u, CacheDir: t.TempDir(), Skills: []string{"pdf"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Fetched != FetchedDepth {
+		t.Fatalf("Fetched = %q; want %q\n%s", snap.Fetched, FetchedDepth, log.String())
+	}
+	if got, err := fs.ReadFile(snap.FS, "skills/pdf/scripts/run.py"); err != nil || string(got) != "print('pdf')\n" {
+		t.Fatalf("run.py = %q, %v", got, err)
+	}
+	if !strings.Contains(log.String(), "blobs by id") {
+		t.Errorf("the debug log does not say why: %s", log.String())
 	}
 }
