@@ -139,7 +139,9 @@ func (w countingWriter) Flush() {
 // allowAnySHA1InWant (the partial fetch: trees, then the skill's blobs by
 // id); filter=off is git's defaults (the depth-1 fetch of every blob).
 // ns/op is the add alone; ratio-to-git-clone is the median add over the
-// median clone of the same run; the bytes are what the server sent.
+// median clone of the same run (cpu-ratio-to-git-clone the same for user
+// + system time, the clone's helpers included); the bytes are what the
+// server sent.
 func BenchmarkAddOneSkill(b *testing.B) {
 	repo := addOneRepo(b)
 	agent := agentBinary(b)
@@ -151,7 +153,7 @@ func BenchmarkAddOneSkill(b *testing.B) {
 			}
 			srv := &countingHandler{h: gittest.Handler(b, filepath.Dir(repo), cfg...)}
 			u := gittest.ServeHandler(b, srv) + "/" + filepath.Base(repo)
-			var adds, clones []time.Duration
+			var adds, clones, addCPU, cloneCPU []time.Duration
 			var addBytes, cloneBytes int64
 			i := 0
 			for b.Loop() {
@@ -160,8 +162,8 @@ func BenchmarkAddOneSkill(b *testing.B) {
 				clone := func() {
 					b.StopTimer()
 					srv.n.Store(0)
-					d, _ := timed(b, env, "git", "clone", "-q", "--depth", "1", u, filepath.Join(tmp, "clone"))
-					clones = append(clones, d)
+					d, cpu := runAgent(b, "git", env, "clone", "-q", "--depth", "1", u, filepath.Join(tmp, "clone"))
+					clones, cloneCPU = append(clones, d), append(cloneCPU, cpu)
 					cloneBytes += srv.n.Load()
 					if err := os.RemoveAll(filepath.Join(tmp, "clone")); err != nil {
 						b.Fatal(err)
@@ -172,8 +174,8 @@ func BenchmarkAddOneSkill(b *testing.B) {
 					clone()
 				}
 				srv.n.Store(0)
-				d, _ := timed(b, env, agent, "skill", "add", u, "pdf", "--trust")
-				adds = append(adds, d)
+				d, cpu := runAgent(b, agent, env, "skill", "add", u, "pdf", "--trust")
+				adds, addCPU = append(adds, d), append(addCPU, cpu)
 				addBytes += srv.n.Load()
 				if i%2 == 0 {
 					clone()
@@ -186,6 +188,7 @@ func BenchmarkAddOneSkill(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(median(adds))/float64(median(clones)), "ratio-to-git-clone")
+			b.ReportMetric(float64(median(addCPU))/float64(median(cloneCPU)), "cpu-ratio-to-git-clone")
 			b.ReportMetric(float64(addBytes)/float64(i)/(1<<20), "MB-received/op")
 			b.ReportMetric(float64(cloneBytes)/float64(i)/(1<<20), "clone-MB-received/op")
 			b.ReportMetric(float64(median(clones).Microseconds())/1000, "clone-ms")
