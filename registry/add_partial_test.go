@@ -1,10 +1,15 @@
 package registry
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -129,4 +134,79 @@ func TestAddPartialSpan(t *testing.T) {
 			t.Errorf("the fetch span of %s has %s=%q; want %q", u, semconv.AgentFetchPath, got, want)
 		}
 	}
+}
+
+// TestUpdatePartial adds a skill through a partial fetch and updates it
+// after a commit that changes it and the large folder beside it: the
+// update finds no local edits (the old commit's trees are in the cache),
+// installs the new files, and brings none of the large folder; a skill
+// added at depth 1 and updated through filter compares with the other
+// cache the same way.
+func TestUpdatePartial(t *testing.T) {
+	t.Parallel()
+	for _, first := range []bool{true, false} {
+		t.Run(map[bool]string{true: "added through filter", false: "added at depth 1"}[first], func(t *testing.T) {
+			t.Parallel()
+			r := partialMonorepo(t)
+			root := filepath.Dir(r.Dir())
+			var mu sync.Mutex
+			var sent int64
+			partial := gittest.Handler(t, root, gittest.PartialClone...)
+			whole := gittest.Handler(t, root)
+			useFilter := first
+			u := gittest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				mu.Lock()
+				h := whole
+				if useFilter {
+					h = partial
+				}
+				mu.Unlock()
+				cw := &countWriter{ResponseWriter: w}
+				h.ServeHTTP(cw, req)
+				mu.Lock()
+				sent += cw.n
+				mu.Unlock()
+			})) + "/" + r.Name()
+			s := newStore(t)
+			mustAdd(t, s, u, func(req *AddRequest) { req.Skill = "pdf" }, buildPrep)
+			r.Commit(t, map[string]string{"skills/pdf/references/a.md": "a, changed\n", "assets/big.bin": incompressible(1 << 16)}, "change")
+			mu.Lock()
+			useFilter, sent = true, 0
+			mu.Unlock()
+			res, err := NewPipeline(s).Update(context.Background(), UpdateRequest{Names: []string{"pdf"}}, buildPrep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != 1 || res[0].Status != StatusUpdated || len(res[0].LocalEdits) != 0 {
+				t.Fatalf("Update = %+v; want updated, no local edits", res)
+			}
+			es, _ := s.List()
+			if got, err := os.ReadFile(filepath.Join(es[0].Path, "references", "a.md")); err != nil || string(got) != "a, changed\n" {
+				t.Fatalf("a.md = %q, %v", got, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if sent > 32<<10 {
+				t.Errorf("the update received %d bytes; the changed 64 KiB file outside the skill came too", sent)
+			}
+		})
+	}
+}
+
+type countWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// incompressible is n bytes of random base64 text.
+func incompressible(n int) string {
+	b := make([]byte, n*3/4)
+	_, _ = rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
 }

@@ -75,6 +75,7 @@ type Snapshot struct {
 
 	repo    *git.Repository
 	partial *partialSource // set when Need may have to fetch blobs
+	cache   *cacheOf       // the cache repo is, for BlobHashes; nil for a local repository
 	tag     plumbing.Hash  // the annotated tag object of a tag ref, or zero
 	// worktree is the working tree of a local repository whose checked-out
 	// HEAD this snapshot is (no ref asked for), for Uncommitted.
@@ -84,12 +85,40 @@ type Snapshot struct {
 // BlobHashes maps the files under dir in commit sha (slash paths relative
 // to dir) to their blob hashes. It fails when the snapshot's repository
 // does not hold that commit (a shallow cache that lost it).
+//
+// The commit's trees are looked for in the repository's other caches too:
+// a skill added through a partial fetch and updated at depth 1 (or the
+// other way round) has its old commit in the other cache.
 func (s *Snapshot) BlobHashes(sha, dir string) (map[string]plumbing.Hash, error) {
 	if s == nil || s.repo == nil {
 		return nil, plumbing.ErrObjectNotFound
 	}
-	return treeFiles(s.repo, plumbing.NewHash(sha), dir)
+	m, err := treeFiles(s.repo, plumbing.NewHash(sha), dir)
+	if err == nil || s.cache == nil {
+		return m, err
+	}
+	for _, kind := range []string{"", blobless, "full"} {
+		if kind == s.cache.kind {
+			continue
+		}
+		p := cachePath(s.cache.dir, s.cache.url, kind)
+		if _, serr := os.Stat(filepath.Join(p, "HEAD")); serr != nil {
+			continue
+		}
+		repo, oerr := git.Open(newStorage(p), nil)
+		if oerr != nil {
+			continue
+		}
+		if m, oerr := treeFiles(repo, plumbing.NewHash(sha), dir); oerr == nil {
+			return m, nil
+		}
+	}
+	return nil, err
 }
+
+// cacheOf names the cache a snapshot's repository is: its folder is
+// cachePath(dir, url, kind).
+type cacheOf struct{ dir, url, kind string }
 
 // NewSnapshot wraps a commit of an open repository, for Git
 // implementations other than GoGit (tests).
@@ -407,11 +436,12 @@ func snapshotOf(repo *git.Repository, t resolved, u string) (*Snapshot, error) {
 	return &Snapshot{Commit: t.Hash.String(), Kind: t.Kind, Ref: t.Ref, Version: t.Version, FS: NewTreeFS(tree), repo: repo, tag: t.Tag}, nil
 }
 
-// fetched sets how a snapshot's objects came, when there is one.
-func fetched(s *Snapshot, err error) func(how string) (*Snapshot, error) {
-	return func(how string) (*Snapshot, error) {
+// fetched sets how a snapshot's objects came and the cache they are in,
+// when there is a snapshot.
+func fetched(s *Snapshot, err error) func(how string, cache *cacheOf) (*Snapshot, error) {
+	return func(how string, cache *cacheOf) (*Snapshot, error) {
 		if s != nil {
-			s.Fetched = how
+			s.Fetched, s.cache = how, cache
 		}
 		return s, err
 	}
@@ -493,7 +523,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 	defer unlock()
 	if t.Hash != plumbing.ZeroHash && hasCommitTree(repo, t.Hash) && hasTag(repo, t) {
 		g.debug("fetch: commit already in the cache", "url", req.URL, "commit", t.Hash.String())
-		return fetched(snapshotOf(repo, t, req.URL))(FetchedCache)
+		return fetched(snapshotOf(repo, t, req.URL))(FetchedCache, &cacheOf{req.CacheDir, req.URL, ""})
 	}
 	if t.Hash != plumbing.ZeroHash {
 		spec := config.RefSpec("+" + t.Hash.String() + ":" + cacheRef(t.Hash))
@@ -510,7 +540,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 			}
 			if hasCommitTree(repo, t.Hash) {
 				g.debug("fetch: depth 1", "url", req.URL, "commit", t.Hash.String(), "path", FetchedDepth)
-				return fetched(snapshotOf(repo, t, req.URL))(FetchedDepth)
+				return fetched(snapshotOf(repo, t, req.URL))(FetchedDepth, &cacheOf{req.CacheDir, req.URL, ""})
 			}
 			g.debug("fetch: the shallow fetch did not bring the commit; fetching the full history", "url", req.URL, "commit", t.Hash.String())
 		case errors.Is(err, git.ErrExactSHA1NotSupported):
@@ -566,7 +596,7 @@ func (g *GoGit) fetchFull(ctx context.Context, req FetchRequest, t resolved) (*S
 		}
 		return nil, fmt.Errorf("resolve %q: %w: no branch, tag or commit named %q in %s; available: %s", t.Ref, ErrRefNotFound, t.Ref, req.URL, advertisedList(refs))
 	}
-	return fetched(snapshotOf(repo, t, req.URL))(FetchedFull)
+	return fetched(snapshotOf(repo, t, req.URL))(FetchedFull, &cacheOf{req.CacheDir, req.URL, "full"})
 }
 
 // fetchInto fetches refspecs into the cache repository at depth (0: all).

@@ -158,6 +158,7 @@ func (g *GoGit) fetchPartial(ctx context.Context, req FetchRequest, t resolved, 
 	}
 	snap.Fetched = how
 	snap.partial = &partialSource{g: g, req: req}
+	snap.cache = &cacheOf{req.CacheDir, req.URL, blobless}
 	missing, err := neededBlobs(repo, t.Hash, req.Skills)
 	if err != nil {
 		return fail(fmt.Errorf("fetch %s: %w", req.URL, err))
