@@ -498,7 +498,8 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 	}
 	// The listing's session serves the partial fetch's first request;
 	// otherwise it is closed unused.
-	defer sess.Close()
+	closeSess := sync.OnceFunc(func() { _ = sess.Close() })
+	defer closeSess()
 	if len(refs) == 0 {
 		return nil, fmt.Errorf("%w: %s is an empty repository; push a commit with a SKILL.md first", ErrNoSkill, req.URL)
 	}
@@ -516,6 +517,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 		}
 		g.debug("fetch: the server serves no partial fetch (uploadpack.allowFilter and allowAnySHA1InWant); fetching at depth 1", "url", req.URL, "reason", err.Error())
 	}
+	closeSess()
 	unlock, repo, fresh, err := g.openCache(req.CacheDir, req.URL, "")
 	if err != nil {
 		return nil, err
