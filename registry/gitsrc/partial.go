@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strings"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -164,7 +165,14 @@ func (g *GoGit) fetchPartial(ctx context.Context, req FetchRequest, t resolved, 
 		return fail(fmt.Errorf("fetch %s: %w", req.URL, err))
 	}
 	if len(missing) > 0 {
-		if err := g.fetchBlobs(ctx, repo, req, missing); err != nil {
+		// Smart HTTP is stateless: the listing's session serves a second
+		// request without listing the refs again. git:// and ssh end a
+		// session with its one pack.
+		var again transport.UploadPackSession
+		if scheme := strings.ToLower(strings.SplitN(req.URL, ":", 2)[0]); scheme == "http" || scheme == "https" {
+			again = s
+		}
+		if err := g.fetchBlobs(ctx, repo, req, missing, again, ar); err != nil {
 			return fail(err)
 		}
 		snap.Fetched = FetchedFilter
@@ -204,7 +212,7 @@ func (s *Snapshot) Need(ctx context.Context, dirs ...string) error {
 		return err
 	}
 	defer unlock()
-	return p.g.fetchBlobs(ctx, s.repo, p.req, missing)
+	return p.g.fetchBlobs(ctx, s.repo, p.req, missing, nil, nil)
 }
 
 func dirOf(dir string) string {
@@ -217,10 +225,11 @@ func dirOf(dir string) string {
 // fetchBlobs fetches blobs by id, in one request on a new session, and
 // checks that the server sent every one: a server that advertised the
 // partial fetch and then left one out gives ErrWithheld. A server that
-// refuses the wants gives errNoPartial.
-func (g *GoGit) fetchBlobs(ctx context.Context, repo *git.Repository, req FetchRequest, blobs []plumbing.Hash) error {
+// refuses the wants gives errNoPartial. s and ar, when given, are a
+// session to send the request on (else a new one).
+func (g *GoGit) fetchBlobs(ctx context.Context, repo *git.Repository, req FetchRequest, blobs []plumbing.Hash, s transport.UploadPackSession, ar *packp.AdvRefs) error {
 	g.debug("fetch: blobs by id", "url", req.URL, "blobs", len(blobs))
-	err := g.request(ctx, repo, req, nil, nil, blobs, false)
+	err := g.request(ctx, repo, req, s, ar, blobs, false)
 	switch {
 	case err == nil, errors.Is(err, transport.ErrEmptyUploadPackRequest), errors.Is(err, packfile.ErrEmptyPackfile):
 		// What came is checked below.

@@ -203,8 +203,8 @@ func (l *debugLog) String() string {
 
 // TestFetchPartialRequests counts upload-pack requests: several skills,
 // or every skill, of one commit are one tree request and one blob
-// request; a second fetch of the same commit asks only for blobs the
-// cache lacks, and none when it has them.
+// request, after one listing of the refs; a second fetch of the same
+// commit asks only for blobs the cache lacks, and none when it has them.
 func TestFetchPartialRequests(t *testing.T) {
 	t.Parallel()
 	r := partialRepo(t)
@@ -222,25 +222,34 @@ func TestFetchPartialRequests(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
-			posts := 0
+			posts, gets := 0, 0
 			h := gittest.Handler(t, filepath.Dir(r.Dir()), gittest.PartialClone...)
 			u := gittest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				mu.Lock()
 				if req.Method == http.MethodPost {
-					mu.Lock()
 					posts++
-					mu.Unlock()
+				} else {
+					gets++
 				}
+				mu.Unlock()
 				h.ServeHTTP(w, req)
 			})) + "/" + r.Name()
-			count := func() int { mu.Lock(); defer mu.Unlock(); n := posts; posts = 0; return n }
+			count := func() (int, int) {
+				mu.Lock()
+				defer mu.Unlock()
+				n, m := posts, gets
+				posts, gets = 0, 0
+				return n, m
+			}
 			cache := t.TempDir()
 			for i, skills := range [][]string{tc.skills, tc.then} {
 				snap, err := (&GoGit{}).Fetch(context.Background(), FetchRequest{URL: u, CacheDir: cache, Skills: skills})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if n, want := count(), []int{tc.posts, tc.posts2}[i]; n != want {
-					t.Fatalf("fetch %d of %v sent %d upload-pack requests; want %d", i+1, skills, n, want)
+				n, listings := count()
+				if want := []int{tc.posts, tc.posts2}[i]; n != want || listings != 1 {
+					t.Fatalf("fetch %d of %v sent %d upload-pack requests and %d listings; want %d and 1", i+1, skills, n, listings, want)
 				}
 				if _, err := fs.ReadFile(snap.FS, "skills/pdf/scripts/run.py"); err != nil && i == 0 {
 					t.Fatalf("run.py: %v", err)
