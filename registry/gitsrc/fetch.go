@@ -75,7 +75,7 @@ type Snapshot struct {
 
 	repo    *git.Repository
 	partial *partialSource // set when Need may have to fetch blobs
-	cache   *cacheOf       // the cache repo is, for BlobHashes; nil for a local repository
+	cache   *cacheOf       // the cache repo lives in, for BlobHashes; nil for a local repository
 	tag     plumbing.Hash  // the annotated tag object of a tag ref, or zero
 	// worktree is the working tree of a local repository whose checked-out
 	// HEAD this snapshot is (no ref asked for), for Uncommitted.
