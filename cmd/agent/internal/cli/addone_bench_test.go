@@ -6,11 +6,14 @@ import (
 	"bufio"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -132,27 +135,75 @@ func (w countingWriter) Flush() {
 	}
 }
 
-// BenchmarkAddOneSkill runs `agent skill add <monorepo> pdf` over
-// loopback `git http-backend` against `git clone --depth 1` of the same
-// repository, alternating the two in each iteration (the clone first in
-// odd ones). filter=on serves uploadpack.allowFilter and
-// allowAnySHA1InWant (the partial fetch: trees, then the skill's blobs by
-// id); filter=off is git's defaults (the depth-1 fetch of every blob).
-// ns/op is the add alone; ratio-to-git-clone is the median add over the
-// median clone of the same run (cpu-ratio-to-git-clone the same for user
-// + system time, the clone's helpers included); the bytes are what the
-// server sent.
+// countingProxy forwards loopback TCP connections to addr and counts the
+// bytes addr sends back: what a git:// client receives.
+func countingProxy(b *testing.B, addr string) (string, *atomic.Int64) {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	n := new(atomic.Int64)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() {
+					_, _ = io.Copy(up, c)
+					up.(*net.TCPConn).CloseWrite()
+				}()
+				k, _ := io.Copy(c, up)
+				n.Add(k)
+			}()
+		}
+	}()
+	return l.Addr().String(), n
+}
+
+// BenchmarkAddOneSkill runs `agent skill add <monorepo> pdf` against
+// `git clone --depth 1` of the same repository, alternating the two in
+// each iteration (the clone first in odd ones), over loopback `git
+// http-backend` (http/) and `git daemon` (git/). filter=on serves
+// uploadpack.allowFilter and allowAnySHA1InWant (the partial fetch: trees,
+// then the skill's blobs by id); filter=off is git's defaults (the depth-1
+// fetch of every blob). ns/op is the add alone; ratio-to-git-clone is the
+// median add over the median clone of the same run
+// (cpu-ratio-to-git-clone the same for user + system time, the clone's
+// helpers included); the bytes are what the server sent.
 func BenchmarkAddOneSkill(b *testing.B) {
 	repo := addOneRepo(b)
 	agent := agentBinary(b)
-	for _, filter := range []bool{true, false} {
-		b.Run(fmt.Sprintf("filter=%s", map[bool]string{true: "on", false: "off"}[filter]), func(b *testing.B) {
+	for _, tc := range []struct {
+		proto  string
+		filter bool
+	}{{"http", true}, {"http", false}, {"git", true}, {"git", false}} {
+		b.Run(fmt.Sprintf("%s/filter=%s", tc.proto, map[bool]string{true: "on", false: "off"}[tc.filter]), func(b *testing.B) {
 			var cfg []string
-			if filter {
+			if tc.filter {
 				cfg = gittest.PartialClone
 			}
-			srv := &countingHandler{h: gittest.Handler(b, filepath.Dir(repo), cfg...)}
-			u := gittest.ServeHandler(b, srv) + "/" + filepath.Base(repo)
+			var u string
+			var sent *atomic.Int64
+			if tc.proto == "http" {
+				srv := &countingHandler{h: gittest.Handler(b, filepath.Dir(repo), cfg...)}
+				u, sent = gittest.ServeHandler(b, srv), &srv.n
+			} else {
+				d := gittest.ServeDaemon(b, filepath.Dir(repo), cfg...)
+				var addr string
+				addr, sent = countingProxy(b, strings.TrimPrefix(d, "git://"))
+				u = "git://" + addr
+			}
+			u += "/" + filepath.Base(repo)
 			var adds, clones, addCPU, cloneCPU []time.Duration
 			var addBytes, cloneBytes int64
 			i := 0
@@ -161,10 +212,10 @@ func BenchmarkAddOneSkill(b *testing.B) {
 				env := []string{"AGENT_HOME=" + filepath.Join(tmp, "home"), "PATH=" + os.Getenv("PATH"), "HOME=" + tmp}
 				clone := func() {
 					b.StopTimer()
-					srv.n.Store(0)
+					sent.Store(0)
 					d, cpu := runAgent(b, "git", env, "clone", "-q", "--depth", "1", u, filepath.Join(tmp, "clone"))
 					clones, cloneCPU = append(clones, d), append(cloneCPU, cpu)
-					cloneBytes += srv.n.Load()
+					cloneBytes += sent.Load()
 					if err := os.RemoveAll(filepath.Join(tmp, "clone")); err != nil {
 						b.Fatal(err)
 					}
@@ -173,10 +224,10 @@ func BenchmarkAddOneSkill(b *testing.B) {
 				if i%2 == 1 {
 					clone()
 				}
-				srv.n.Store(0)
+				sent.Store(0)
 				d, cpu := runAgent(b, agent, env, "skill", "add", u, "pdf", "--trust")
 				adds, addCPU = append(adds, d), append(addCPU, cpu)
-				addBytes += srv.n.Load()
+				addBytes += sent.Load()
 				if i%2 == 0 {
 					clone()
 				}
