@@ -156,7 +156,14 @@ func (s *Pipeline) add(ctx context.Context, req AddRequest, prep Prepare) ([]Ent
 	}
 	defer w.close()
 
-	snap, err := s.git().Fetch(ctx, s.request(src, req.Progress))
+	fr := s.request(src, req.Progress)
+	// Only the selected skills' files are fetched where the server allows
+	// it (a partial fetch); Need below fetches any the hint missed.
+	fr.Skills = req.selectors()
+	if req.All || len(fr.Skills) == 0 {
+		fr.Skills = []string{gitsrc.AllSkills}
+	}
+	snap, err := s.git().Fetch(ctx, fr)
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +183,9 @@ func (s *Pipeline) add(ctx context.Context, req AddRequest, prep Prepare) ([]Ent
 	}
 	if req.Name != "" && len(sels) > 1 {
 		return nil, fmt.Errorf("--name renames one skill, but %d are selected; add them one at a time", len(sels))
+	}
+	if err := snap.Need(ctx, neededDirs(snap, sels)...); err != nil {
+		return nil, err
 	}
 	// Every name is checked before anything is staged: a batch is not
 	// half installed for a name that was never allowed.
@@ -513,4 +523,18 @@ func warnUncommitted(req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, s
 		req.Warn(fmt.Sprintf("%s has uncommitted changes in %s (%s): add installs commit %s as committed, without them; commit them and add again, or use the folder in place with 'agent skill link <dir>'",
 			src.Raw, folder, strings.Join(shown, ", "), gitsrc.Short(snap.Commit)))
 	}
+}
+
+// neededDirs are the folders of snap that installing sels writes: each
+// skill's folder, or the whole tree for a plugin built from a module
+// above its skill (CheckoutSkill).
+func neededDirs(snap *gitsrc.Snapshot, sels []gitsrc.Found) []string {
+	dirs := make([]string, 0, len(sels))
+	for _, sel := range sels {
+		if gitsrc.NeedsWholeTree(snap, sel.Dir, sel.Manifest) {
+			return []string{"."}
+		}
+		dirs = append(dirs, sel.Dir)
+	}
+	return dirs
 }

@@ -117,13 +117,7 @@ type verified struct {
 // (verifySnapshot).
 func (s verified) Fetch(ctx context.Context, req gitsrc.FetchRequest) (snap *gitsrc.Snapshot, err error) {
 	ctx, span := startFetchSpan(ctx, req.URL, req.Ref)
-	defer func() {
-		var commit string
-		if snap != nil {
-			commit = snap.Commit
-		}
-		endFetchSpan(span, commit, err)
-	}()
+	defer func() { endFetchSpan(span, snap, err) }()
 	snap, a, err := s.next.fetch(ctx, req)
 	if err != nil {
 		return nil, err

@@ -30,10 +30,13 @@ func startFetchSpan(ctx context.Context, rawURL, ref string) (context.Context, t
 	return ctx, span
 }
 
-func endFetchSpan(span trace.Span, commit string, err error) {
+func endFetchSpan(span trace.Span, snap *gitsrc.Snapshot, err error) {
 	if span.IsRecording() {
-		if commit != "" {
-			span.SetAttributes(semconv.VCSRefHeadRevision.String(commit))
+		if snap != nil && snap.Commit != "" {
+			span.SetAttributes(semconv.VCSRefHeadRevision.String(snap.Commit))
+		}
+		if snap != nil && snap.Fetched != "" {
+			span.SetAttributes(semconv.AgentFetchPath.String(snap.Fetched))
 		}
 		if err != nil {
 			span.SetAttributes(semconv.ErrorType.String(errorKind(err)))

@@ -122,7 +122,11 @@ func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, pr
 	}
 	defer w.close()
 
-	snap, err := s.git().Fetch(ctx, s.fetchRequest(e.URL, e.Ref, e.Constraint, req.Progress))
+	fr := s.fetchRequest(e.URL, e.Ref, e.Constraint, req.Progress)
+	// A partial fetch where the server allows it: the new commit's trees
+	// and the skill folder's new blobs only.
+	fr.Skills = []string{gitsrc.FSPath(e.Subdir)}
+	snap, err := s.git().Fetch(ctx, fr)
 	if err != nil {
 		return res, err
 	}
@@ -138,6 +142,9 @@ func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, pr
 	if fi, err := fs.Stat(snap.FS, gitsrc.FSPath(e.Subdir)); err != nil || !fi.IsDir() {
 		return res, fmt.Errorf("%w: the skill folder %q is gone at %s; remove the skill and add it again", gitsrc.ErrNoSkill, e.Subdir, gitsrc.Short(newSHA))
 	}
+	if err := snap.Need(ctx, e.Subdir); err != nil {
+		return res, err
+	}
 	repoDir := w.path("repo")
 	if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, nil, s.Limits); err != nil {
 		return res, fmt.Errorf("read %s at %s: %w", e.URL, gitsrc.Short(newSHA), err)
@@ -148,6 +155,9 @@ func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, pr
 		return res, err
 	}
 	if m.Plugin != nil && m.Plugin.Build != "" {
+		if err := snap.Need(ctx, neededDirs(snap, []gitsrc.Found{{Dir: e.Subdir, Manifest: m}})...); err != nil {
+			return res, err
+		}
 		if err := gitsrc.CheckoutSkill(snap, e.Subdir, repoDir, m, s.Limits); err != nil {
 			return res, fmt.Errorf("read %s at %s: %w", e.URL, gitsrc.Short(newSHA), err)
 		}

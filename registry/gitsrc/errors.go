@@ -18,4 +18,7 @@ var (
 	ErrUnsafeEntry = errors.New("unsafe git tree entry")
 	// ErrTooLarge is a file or skill over its size limit (Limits).
 	ErrTooLarge = errors.New("too large")
+	// ErrWithheld is a server that offered a partial fetch (filter) and
+	// then did not send an object it was asked for.
+	ErrWithheld = errors.New("the server withheld objects")
 )

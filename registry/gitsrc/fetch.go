@@ -24,7 +24,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
 // FetchRequest names one commit of a repository: the commit a ref or a
@@ -48,6 +49,13 @@ type FetchRequest struct {
 	// MaxFile is the largest object a fetch takes (0: DefaultFileLimit):
 	// the pack parser holds each object whole in memory.
 	MaxFile int64
+	// Skills, when not nil, allows a partial fetch where the server
+	// serves one (filter blob:none, blobs by id): the commit's trees, the
+	// files discovery reads, and the files of the skill folders Skills
+	// names (a folder's path or base name, as add's selectors; AllSkills
+	// names them all). Before reading any other file of the snapshot, the
+	// caller calls Snapshot.Need.
+	Skills []string
 }
 
 // Snapshot is one fetched commit. FS is its tree (slash paths, fs.ValidPath
@@ -61,9 +69,14 @@ type Snapshot struct {
 	// Signer is the accepted key that signed what was fetched, when a
 	// signer policy checked it (the registry sets it); "" otherwise.
 	Signer string
+	// Fetched says how the objects came (FetchedFilter, FetchedDepth,
+	// ...), for the debug log and the fetch span; "" when unknown.
+	Fetched string
 
-	repo *git.Repository
-	tag  plumbing.Hash // the annotated tag object of a tag ref, or zero
+	repo    *git.Repository
+	partial *partialSource // set when Need may have to fetch blobs
+	cache   *cacheOf       // the cache repo lives in, for BlobHashes; nil for a local repository
+	tag     plumbing.Hash  // the annotated tag object of a tag ref, or zero
 	// worktree is the working tree of a local repository whose checked-out
 	// HEAD this snapshot is (no ref asked for), for Uncommitted.
 	worktree string
@@ -72,12 +85,40 @@ type Snapshot struct {
 // BlobHashes maps the files under dir in commit sha (slash paths relative
 // to dir) to their blob hashes. It fails when the snapshot's repository
 // does not hold that commit (a shallow cache that lost it).
+//
+// The commit's trees are looked for in the repository's other caches too:
+// a skill added through a partial fetch and updated at depth 1 (or the
+// other way round) has its old commit in the other cache.
 func (s *Snapshot) BlobHashes(sha, dir string) (map[string]plumbing.Hash, error) {
 	if s == nil || s.repo == nil {
 		return nil, plumbing.ErrObjectNotFound
 	}
-	return treeFiles(s.repo, plumbing.NewHash(sha), dir)
+	m, err := treeFiles(s.repo, plumbing.NewHash(sha), dir)
+	if err == nil || s.cache == nil {
+		return m, err
+	}
+	for _, kind := range []string{"", blobless, "full"} {
+		if kind == s.cache.kind {
+			continue
+		}
+		p := cachePath(s.cache.dir, s.cache.url, kind)
+		if _, serr := os.Stat(filepath.Join(p, "HEAD")); serr != nil {
+			continue
+		}
+		repo, oerr := git.Open(newStorage(p), nil)
+		if oerr != nil {
+			continue
+		}
+		if m, oerr := treeFiles(repo, plumbing.NewHash(sha), dir); oerr == nil {
+			return m, nil
+		}
+	}
+	return nil, err
 }
+
+// cacheOf names the cache a snapshot's repository is: its folder is
+// cachePath(dir, url, kind).
+type cacheOf struct{ dir, url, kind string }
 
 // NewSnapshot wraps a commit of an open repository, for Git
 // implementations other than GoGit (tests).
@@ -176,8 +217,11 @@ func (g *GoGit) fetchLocal(p string, req FetchRequest) (*Snapshot, error) {
 		return nil, err
 	}
 	snap, err := snapshotOf(repo, t, req.URL)
-	if err == nil && t.Kind == "default" {
-		snap.worktree = worktree
+	if err == nil {
+		snap.Fetched = FetchedLocal
+		if t.Kind == "default" {
+			snap.worktree = worktree
+		}
 	}
 	return snap, err
 }
@@ -392,6 +436,17 @@ func snapshotOf(repo *git.Repository, t resolved, u string) (*Snapshot, error) {
 	return &Snapshot{Commit: t.Hash.String(), Kind: t.Kind, Ref: t.Ref, Version: t.Version, FS: NewTreeFS(tree), repo: repo, tag: t.Tag}, nil
 }
 
+// fetched sets how a snapshot's objects came and the cache they are in,
+// when there is a snapshot.
+func fetched(s *Snapshot, err error) func(how string, cache *cacheOf) (*Snapshot, error) {
+	return func(how string, cache *cacheOf) (*Snapshot, error) {
+		if s != nil {
+			s.Fetched, s.cache = how, cache
+		}
+		return s, err
+	}
+}
+
 // withRetry runs op up to Tries times while it fails with ErrUnreachable.
 func (g *GoGit) withRetry(ctx context.Context, u string, op func() error) error {
 	tries, backoff, sleep := g.Tries, g.Backoff, g.Sleep
@@ -428,16 +483,23 @@ func (g *GoGit) withRetry(ctx context.Context, u string, op func() error) error 
 // that commit into the cache.
 func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, error) {
 	useOwnTransports()
-	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{req.URL}})
-	var refs []*plumbing.Reference
+	var (
+		refs []*plumbing.Reference
+		sess transport.UploadPackSession
+		adv  *packp.AdvRefs
+	)
 	err := g.withRetry(ctx, req.URL, func() error {
 		var err error
-		refs, err = remote.ListContext(ctx, &git.ListOptions{PeelingOption: git.AppendPeeled})
+		refs, sess, adv, err = lsRemote(ctx, req.URL)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	// The listing's session serves the partial fetch's first request;
+	// otherwise it is closed unused.
+	closeSess := sync.OnceFunc(func() { _ = sess.Close() })
+	defer closeSess()
 	if len(refs) == 0 {
 		return nil, fmt.Errorf("%w: %s is an empty repository; push a commit with a SKILL.md first", ErrNoSkill, req.URL)
 	}
@@ -445,6 +507,17 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 	if err != nil {
 		return nil, err
 	}
+	if req.Skills != nil && t.Hash != plumbing.ZeroHash {
+		snap, err := g.fetchPartial(ctx, req, t, sess, adv)
+		if !errors.Is(err, errNoPartial) {
+			if err == nil {
+				g.debug("fetch: partial (filter blob:none, then blobs by id)", "url", req.URL, "commit", t.Hash.String(), "path", snap.Fetched)
+			}
+			return snap, err
+		}
+		g.debug("fetch: the server serves no partial fetch (uploadpack.allowFilter and allowAnySHA1InWant); fetching at depth 1", "url", req.URL, "reason", err.Error())
+	}
+	closeSess()
 	unlock, repo, fresh, err := g.openCache(req.CacheDir, req.URL, "")
 	if err != nil {
 		return nil, err
@@ -452,7 +525,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 	defer unlock()
 	if t.Hash != plumbing.ZeroHash && hasCommitTree(repo, t.Hash) && hasTag(repo, t) {
 		g.debug("fetch: commit already in the cache", "url", req.URL, "commit", t.Hash.String())
-		return snapshotOf(repo, t, req.URL)
+		return fetched(snapshotOf(repo, t, req.URL))(FetchedCache, &cacheOf{req.CacheDir, req.URL, ""})
 	}
 	if t.Hash != plumbing.ZeroHash {
 		spec := config.RefSpec("+" + t.Hash.String() + ":" + cacheRef(t.Hash))
@@ -468,7 +541,8 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 				t.Hash = got
 			}
 			if hasCommitTree(repo, t.Hash) {
-				return snapshotOf(repo, t, req.URL)
+				g.debug("fetch: depth 1", "url", req.URL, "commit", t.Hash.String(), "path", FetchedDepth)
+				return fetched(snapshotOf(repo, t, req.URL))(FetchedDepth, &cacheOf{req.CacheDir, req.URL, ""})
 			}
 			g.debug("fetch: the shallow fetch did not bring the commit; fetching the full history", "url", req.URL, "commit", t.Hash.String())
 		case errors.Is(err, git.ErrExactSHA1NotSupported):
@@ -524,7 +598,7 @@ func (g *GoGit) fetchFull(ctx context.Context, req FetchRequest, t resolved) (*S
 		}
 		return nil, fmt.Errorf("resolve %q: %w: no branch, tag or commit named %q in %s; available: %s", t.Ref, ErrRefNotFound, t.Ref, req.URL, advertisedList(refs))
 	}
-	return snapshotOf(repo, t, req.URL)
+	return fetched(snapshotOf(repo, t, req.URL))(FetchedFull, &cacheOf{req.CacheDir, req.URL, "full"})
 }
 
 // fetchInto fetches refspecs into the cache repository at depth (0: all).
@@ -661,7 +735,7 @@ func (g *GoGit) dropCache(cacheDir, u, kind string) {
 // module whose go.mod lies above the skill needs the rest of that module,
 // so then the whole tree is written. lim bounds what is written.
 func CheckoutSkill(snap *Snapshot, dir, repoDir string, m *manifest.Manifest, lim Limits) error {
-	if m != nil && m.Plugin != nil && m.Plugin.Build != "" && moduleOutside(snap.FS, dir, m.Plugin.Build) {
+	if NeedsWholeTree(snap, dir, m) {
 		if err := os.RemoveAll(repoDir); err != nil {
 			return err
 		}
@@ -672,6 +746,13 @@ func CheckoutSkill(snap *Snapshot, dir, repoDir string, m *manifest.Manifest, li
 		return err
 	}
 	return WriteTree(snap.FS, dir, out, lim)
+}
+
+// NeedsWholeTree reports whether CheckoutSkill writes the whole tree for
+// the skill folder dir: its plugin is built from a Go module whose go.mod
+// lies above dir.
+func NeedsWholeTree(snap *Snapshot, dir string, m *manifest.Manifest) bool {
+	return m != nil && m.Plugin != nil && m.Plugin.Build != "" && moduleOutside(snap.FS, dir, m.Plugin.Build)
 }
 
 // moduleOutside reports whether the Go module of the package build (a

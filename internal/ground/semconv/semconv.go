@@ -73,4 +73,8 @@ const (
 	AgentCommand      = attribute.Key("agent.command")
 	AgentPluginStart  = attribute.Key("agent.plugin.start")
 	AgentPluginLaunch = attribute.Key("agent.plugin.launch")
+	// AgentFetchPath, on a fetch span, is how a git source's objects
+	// came: "filter" (trees, then the skills' blobs by id), "depth"
+	// (one commit whole), "full", "cache" or "local".
+	AgentFetchPath = attribute.Key("agent.fetch.path")
 )

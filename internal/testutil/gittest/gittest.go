@@ -1,7 +1,9 @@
 package gittest
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -178,29 +181,96 @@ func (r *Repo) Branch(t testing.TB, name string) {
 // is skipped if git is not installed.
 func Serve(t testing.TB, root string) string {
 	t.Helper()
+	return ServeHandler(t, Handler(t, root))
+}
+
+// PartialClone is the server configuration under which a protocol v0
+// client (go-git) can fetch a commit's trees without blobs (filter
+// blob:none) and then blobs by id.
+var PartialClone = []string{"uploadpack.allowFilter=true", "uploadpack.allowAnySHA1InWant=true"}
+
+// Handler is `git http-backend` through net/http/cgi for the repositories
+// under root, with config (key=value, as git -c takes them) set for the
+// server's git.
+func Handler(t testing.TB, root string, config ...string) http.Handler {
+	t.Helper()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("gittest: git binary not found; needed for git http-backend")
 	}
-	h := &cgi.Handler{
+	return &cgi.Handler{
 		Path: gitBin,
 		Args: []string{"http-backend"},
 		Dir:  root,
 		// http-backend reports a missing repository on stderr too; the
 		// client sees the 404, which is what tests check.
 		Stderr: io.Discard,
-		Env: []string{
+		Env: append([]string{
 			"GIT_PROJECT_ROOT=" + root,
 			"GIT_HTTP_EXPORT_ALL=1",
 			"GIT_CONFIG_NOSYSTEM=1",
 			"HOME=" + root,
-		},
+		}, configEnv(config)...),
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h.ServeHTTP(w, req)
-	}))
+}
+
+// ServeHandler serves h on loopback until the end of the test and
+// returns its URL.
+func ServeHandler(t testing.TB, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// configEnv passes git config through the environment
+// (GIT_CONFIG_COUNT, git 2.31+), which git's children inherit.
+func configEnv(config []string) []string {
+	env := []string{"GIT_CONFIG_COUNT=" + strconv.Itoa(len(config))}
+	for i, kv := range config {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, k), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, v))
+	}
+	return env
+}
+
+// ServeDaemon serves every repository under root with `git daemon` over
+// git:// on loopback, with config (key=value) set for its upload-pack, and
+// returns the base URL. The daemon is stopped at the end of the test.
+func ServeDaemon(t testing.TB, root string, config ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("gittest: git binary not found; needed for git daemon")
+	}
+	// git daemon cannot report the port it chose: take a free one.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().(*net.TCPAddr)
+	l.Close()
+	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--base-path="+root,
+		"--listen=127.0.0.1", "--port="+strconv.Itoa(addr.Port), root)
+	cmd.Env = append(os.Environ(), append([]string{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + root}, configEnv(config)...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("gittest: git daemon: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr.String())
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i == 200 {
+			t.Fatalf("gittest: git daemon did not listen on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return "git://" + addr.String()
 }
 
 // ServeRepo serves r alone and returns its HTTP clone URL.

@@ -103,9 +103,13 @@ func scriptParams(t *testing.T, release string) testscript.Params {
 			tb := env.T().(testing.TB)
 			repos := newScriptRepos(tb)
 			base := gittest.Serve(tb, repos.root)
+			// The same repositories from a server that serves partial
+			// fetches (add_partial_http.txtar).
+			partial := gittest.ServeHandler(tb, gittest.Handler(tb, repos.root, gittest.PartialClone...))
 			for name, r := range repos.byName {
 				up := strings.ToUpper(name)
 				env.Setenv(up+"_URL", base+"/"+name)
+				env.Setenv(up+"_PARTIAL_URL", partial+"/"+name)
 				env.Setenv(up+"_FILE_URL", r.FileURL())
 				env.Setenv(up+"_DIR", r.Dir())
 			}
