@@ -58,6 +58,9 @@ step "agent call script_run '$args'"
 step "agent skill verify hello-extended   (every installed file against its h1: hash)"
 "$agent" skill verify hello-extended
 
+step "agent skill test hello-extended   (its tests/*.yaml, validate --strict, go test, the audit)"
+"$agent" skill test hello-extended
+
 # MCP: a client nobody here wrote (the MCP inspector's CLI, pinned in
 # cmd/agent/internal/mcp/testdata/inspector) starts `agent mcp` over stdio.
 inspector_dir="$root/cmd/agent/internal/mcp/testdata/inspector"
