@@ -3,7 +3,9 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strings"
+	"unicode"
 
 	"github.com/Masterminds/semver/v3"
 )
@@ -95,7 +97,13 @@ func parseRequirement(e string) (Requirement, error) {
 		if !InsideRel(r.Path) || strings.HasPrefix(r.Path, "/") {
 			return r, fmt.Errorf("skill path %q leaves the source; give a folder inside it, such as skills/name", r.Path)
 		}
-		r.Path = strings.Trim(r.Path, "/")
+		if strings.ContainsFunc(r.Path, unicode.IsSpace) {
+			return r, fmt.Errorf("skill path %q contains a space; separate entries with commas", r.Path)
+		}
+		// Cleaned, so that one folder written two ways is one skill.
+		if r.Path = path.Clean(r.Path); r.Path == "." {
+			r.Path = ""
+		}
 	} else {
 		r.Source = loc
 	}
@@ -105,7 +113,7 @@ func parseRequirement(e string) (Requirement, error) {
 	if isTransport(r.Source) {
 		return r, fmt.Errorf("source %q is a git remote helper (transport::address), which can run commands; use an https, ssh, git, file or oci URL", r.Source)
 	}
-	if strings.ContainsAny(r.Source, " \t") {
+	if strings.ContainsFunc(r.Source, unicode.IsSpace) {
 		return r, fmt.Errorf("source %q contains a space; separate entries with commas", r.Source)
 	}
 	if strings.HasSuffix(r.Source, "://") {
