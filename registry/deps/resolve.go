@@ -16,6 +16,9 @@ import (
 var (
 	ErrConflict = errors.New("conflicting requirements")
 	ErrCycle    = errors.New("dependency cycle")
+	// ErrRequired refuses to remove a skill another installed skill
+	// requires.
+	ErrRequired = errors.New("another installed skill requires it")
 )
 
 // User is the requirer of what the user named on the command line.
