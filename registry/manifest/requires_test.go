@@ -99,6 +99,7 @@ func FuzzParseRequires(f *testing.F) {
 		"oci://host/skills/git-history@^2, ./local/path@*",
 		"https://h/o/r.git//a/b@>=1 <3",
 		"o/r//../x@^1", "o/r@", "@", "//@*", ",", "a@b@c",
+		"0//0 /@0", // found by the fuzzer: a path ending in " /"
 	} {
 		f.Add(s)
 	}
