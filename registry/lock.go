@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentskills/agent/internal/ground/atomicfile"
+	"github.com/agentskills/agent/registry/deps"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/registry/ocisrc"
@@ -20,8 +21,13 @@ import (
 // LockFileName is the lock's default name, next to the project it serves.
 const LockFileName = "skills.lock"
 
-// lockVersion is the format version this agent writes and reads.
-const lockVersion = 1
+// lockVersion is the newest format version this agent writes and reads.
+// Version 2 adds requirers; a lock that records none is written as
+// version 1, byte for byte as before, so older agents keep reading it.
+const (
+	lockVersion     = 2
+	lockVersionBase = 1
+)
 
 // Lock is a skills.lock file (SPEC §15): the installed set, pinned to
 // commits and h1: hashes, so that every machine can install the same bytes.
@@ -47,6 +53,9 @@ type LockEntry struct {
 	// Placements are the agents' skill folders the skill is placed in
 	// (SPEC §19); sync places it there again.
 	Placements []LockPlacement `json:"placements,omitempty"`
+	// Requirers are the locked skills whose agent.requires name this one
+	// (SPEC §21), sorted; none when only the user asked for it.
+	Requirers []string `json:"requirers,omitempty"`
 }
 
 // key identifies an entry: two entries of one name from different sources
@@ -57,7 +66,8 @@ func (e LockEntry) key() string { return e.Name + "\x00" + e.Source }
 // ship with the binary and are not locked. The plugin's build path is read
 // from each skill's SKILL.md (checked against its recorded hash).
 func NewLock(entries []Entry) (*Lock, error) {
-	l := &Lock{Version: lockVersion, Skills: []LockEntry{}}
+	l := &Lock{Version: lockVersionBase, Skills: []LockEntry{}}
+	edges, _ := Dependencies(entries)
 	for _, e := range entries {
 		if !e.fetched() {
 			continue
@@ -69,6 +79,10 @@ func NewLock(entries []Entry) (*Lock, error) {
 			Name: e.Canonical, Source: e.URL, Path: e.Subdir, Ref: e.Ref, Constraint: e.Constraint,
 			Version: e.Version, Commit: e.CommitSHA, Hash: e.DirHash, Trusted: e.Trusted,
 			Placements: lockPlacements(e.Placements),
+			Requirers:  deps.Requirers(edges, e.Canonical),
+		}
+		if len(le.Requirers) > 0 {
+			l.Version = lockVersion
 		}
 		m, _, err := LoadInstalled(e)
 		if err != nil {
@@ -202,6 +216,16 @@ func (l *Lock) check() error {
 			return fmt.Errorf("%w: skill %q comes from two sources, %s and %s; keep one (agent skill add --name gives one of them another name)", ErrLockConflict, e.Name, a, b)
 		}
 		bySource[e.Name] = e.Source
+	}
+	for i, e := range l.Skills {
+		if len(e.Requirers) > 0 && l.Version < lockVersion {
+			return fmt.Errorf("%w: skill %d (%q) has requirers, which format version %d does not know; the lock says version %d", ErrLockCorrupt, i, e.Name, lockVersion, l.Version)
+		}
+		for _, r := range e.Requirers {
+			if _, ok := bySource[r]; !ok || r == e.Name {
+				return fmt.Errorf("%w: skill %d (%q) lists requirer %q, which is not another skill in the lock", ErrLockCorrupt, i, e.Name, r)
+			}
+		}
 	}
 	return nil
 }

@@ -37,6 +37,7 @@ var hostKeys = []hostKey{
 	{meta: "agent.max-version", top: "max_agent_version"},
 	{meta: "agent.version-constraint", top: "agent_version"},
 	{meta: "agent.cgo", top: "cgo"},
+	{meta: "agent.requires", top: "requires"},
 }
 
 // MetadataKeys returns the metadata forms of a top-level field of this
@@ -146,6 +147,10 @@ func (p *parser) applyHostMetadata(m *Manifest, vals []hostValue) {
 		case "agent.version-constraint":
 			m.AgentVersion = hv.val
 			p.keyLines["agent_version"] = hv.line
+		case "agent.requires":
+			if _, err := ParseRequires(hv.val); err != nil {
+				p.errorf(hv.line, "%v", err)
+			}
 		case "agent.cgo":
 			switch hv.val {
 			case "true", "false":

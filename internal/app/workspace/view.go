@@ -39,6 +39,9 @@ type SkillState struct {
 	// Output is what follows Detail's line in the error, such as go
 	// build's compiler output when a linked skill's plugin did not build.
 	Output string
+	// RequiredBy are the skills AGENT_SKILLS named that activated this
+	// one as their dependency (SPEC §21).
+	RequiredBy []string
 	// Code is the error code a call into a skill that failed to load
 	// gets, where the failure has one of its own (CodeSkillTampered,
 	// CodePluginBuildFailed); "" otherwise.
@@ -88,9 +91,21 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 			selected[i] = true
 		}
 	}
+	var byWhom map[string][]string
+	var reqs map[int][]manifest.Requirement
+	if namedSpec(cfg.Skills) || scope == Every {
+		if !namedSpec(cfg.Skills) {
+			// check without names: no skill is activated for another,
+			// but a selected one's unmet requirement is still its reason.
+			sel := append([]bool(nil), selected...)
+			_, reqs = withDependencies(all, sel)
+		} else {
+			byWhom, reqs = withDependencies(all, selected)
+		}
+	}
 	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all)), all: all}
 	for i, e := range all {
-		st := SkillState{Entry: e, Selected: selected[i]}
+		st := SkillState{Entry: e, Selected: selected[i], RequiredBy: byWhom[e.Canonical]}
 		if !st.Selected && scope != Every {
 			v.Skills = append(v.Skills, st)
 			continue
@@ -143,6 +158,9 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 			st.Scripts = countScripts(e.Path, st.Manifest)
 		}
 		v.Skills = append(v.Skills, st)
+	}
+	if reqs != nil {
+		checkDependencies(v, reqs)
 	}
 	return v, nil
 }

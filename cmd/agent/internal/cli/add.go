@@ -16,6 +16,7 @@ import (
 	"github.com/agentskills/agent/internal/app/placement"
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/deps"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 	"github.com/agentskills/agent/registry/wellknown"
@@ -43,7 +44,10 @@ type addOptions struct {
 	Trust   bool
 	// TrustNames are --trust=NAME: skills taken despite audit findings.
 	TrustNames []string
-	Yes        bool
+	// TrustDeps trusts the skills the named ones require (SPEC §21).
+	TrustDeps bool
+	DryRun    bool
+	Yes       bool
 	// Placements (SPEC §19).
 	Agent  string
 	Global bool
@@ -157,6 +161,8 @@ func newCmdAdd(f *Factory, runF func(context.Context, *addOptions) error) *cobra
 	cmd.Flags().StringVar(&opts.Version, "version", "", "pick the highest tag matching this semver `constraint`")
 	cmd.Flags().Var(trustFlag{on: &opts.Trust, names: &opts.TrustNames}, "trust", "trust the skill: AGENT_SKILLS=all will activate it; --trust=NAME also takes NAME despite audit findings")
 	cmd.Flags().Lookup("trust").NoOptDefVal = "true"
+	cmd.Flags().BoolVar(&opts.TrustDeps, "trust-deps", false, "trust the skills it requires (agent.requires) too; --trust trusts only what you name")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list every skill add would install, the ones it requires included, and install nothing")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask; without --trust the skill is installed untrusted")
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "place the skill in these agents' skill folders: `NAME[,NAME...]` or detected (see 'agent skill agents')")
 	cmd.Flags().BoolVar(&opts.Global, "global", false, "with --agent: the agents' user folders instead of the project's")
@@ -265,7 +271,29 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		return err
 	}
 	progress := opts.IO.Progress()
-	entries, err := registry.NewPipeline(store).AddSkills(ctx, registry.AddRequest{
+	pipe := registry.NewPipeline(store)
+	// What the named skills require is resolved before the prompt, and
+	// before anything is written: a conflict or a cycle installs nothing.
+	var required []deps.Node
+	inner := review
+	review = func(rs []registry.Reviewed) error {
+		var err error
+		if required, err = resolveAdd(ctx, store, pipe, progress, src, rs); err != nil {
+			return err
+		}
+		writeDeps(opts.IO.ErrOut, required, opts.TrustDeps)
+		if opts.DryRun {
+			for _, r := range rs {
+				writeRequest(opts.IO.ErrOut, r)
+			}
+			return errDryRun
+		}
+		if inner != nil {
+			return inner(rs)
+		}
+		return nil
+	}
+	req := registry.AddRequest{
 		Source:        src,
 		Skills:        skills,
 		All:           opts.All,
@@ -276,7 +304,16 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		Progress:      progress,
 		Warn:          opts.IO.Warn,
 		Review:        review,
-	}, inst.Prepare)
+	}
+	entries, err := pipe.AddSkills(ctx, req, inst.Prepare)
+	if errors.Is(err, errDryRun) {
+		fmt.Fprintln(opts.IO.ErrOut, "Dry run: nothing installed.")
+		return nil
+	}
+	if err == nil && len(required) > 0 {
+		more, derr := addDeps(ctx, pipe, required, opts.TrustDeps, inst.Prepare, req)
+		entries, err = append(entries, more...), derr
+	}
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)
 	}
@@ -463,3 +500,7 @@ func versionOrDash(v string) string {
 	}
 	return v
 }
+
+// errDryRun ends add --dry-run's review: everything is listed, nothing
+// written.
+var errDryRun = errors.New("dry run")

@@ -70,13 +70,16 @@ type checkSkillJSON struct {
 	Canonical string `json:"canonical"`
 	Source    string `json:"source"`
 	Active    bool   `json:"active"`
-	Reason    string `json:"reason,omitempty"` // not_in_agent_skills, untrusted, incompatible, load_failed
+	Reason    string `json:"reason,omitempty"` // not_in_agent_skills, untrusted, incompatible, load_failed, missing_dependency
 	Detail    string `json:"detail,omitempty"`
-	Scripts   int    `json:"scripts"`
-	Tools     int    `json:"tools"`
-	CommitSHA string `json:"commit_sha,omitempty"`
-	Trusted   bool   `json:"trusted"`
-	Version   string `json:"version,omitempty"`
+	// RequiredBy are the skills AGENT_SKILLS named that activated this
+	// one as their dependency.
+	RequiredBy []string `json:"required_by,omitempty"`
+	Scripts    int      `json:"scripts"`
+	Tools      int      `json:"tools"`
+	CommitSHA  string   `json:"commit_sha,omitempty"`
+	Trusted    bool     `json:"trusted"`
+	Version    string   `json:"version,omitempty"`
 	// Invocable says who may invoke an active skill: "both", "person"
 	// (disable-model-invocation) or "model" (user-invocable: false).
 	Invocable string `json:"invocable,omitempty"`
@@ -183,7 +186,7 @@ func buildCheck(v *workspace.View) checkJSON {
 			Sandbox:   box,
 			Invocable: invocable,
 			Name:      e.Name, Canonical: e.Canonical, Source: e.Source,
-			Active: s.Active, Reason: s.Reason, Detail: s.Detail,
+			Active: s.Active, Reason: s.Reason, Detail: s.Detail, RequiredBy: s.RequiredBy,
 			Scripts: s.Scripts, Tools: len(e.Tools),
 			CommitSHA: e.CommitSHA, Trusted: e.Trusted || e.Source == registry.SourceBundled,
 			Version: version,
@@ -281,6 +284,11 @@ func writeCheck(w io.Writer, r checkJSON) error {
 			status = "off: incompatible version"
 		case workspace.ReasonLoadFailed:
 			status = "off: load failed"
+		case workspace.ReasonDependency:
+			status = "off: " + s.Detail
+		}
+		if s.Active && len(s.RequiredBy) > 0 {
+			status += " (required by " + strings.Join(s.RequiredBy, ", ") + ")"
 		}
 		trust := "untrusted"
 		switch {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentskills/agent/internal/app/placement"
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/deps"
 	"github.com/agentskills/agent/registry/trust"
 )
 
@@ -31,6 +32,9 @@ type removeOptions struct {
 
 	Name string
 	Yes  bool
+	// WithDeps removes the skills this one requires that nothing else
+	// installed requires (SPEC §21).
+	WithDeps bool
 }
 
 func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) *cobra.Command {
@@ -46,11 +50,16 @@ func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) 
 
 			Its placements in other agents' folders (add --agent) go too.
 
+			A skill that another installed skill requires (metadata agent.requires)
+			is not removed: remove the skill that requires it first. --with-deps
+			also removes the skills this one requires that nothing else requires.
+
 			Bundled skills cannot be removed; leave them out of AGENT_SKILLS instead.
 		`),
 		Example: dedent(`
 			$ agent skill remove weather
 			$ agent skill remove weather --yes
+			$ agent skill remove release-notes --with-deps
 		`),
 		Args: exactArgs(1, "the <name> of an installed skill"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,6 +71,7 @@ func newCmdRemove(f *Factory, runF func(context.Context, *removeOptions) error) 
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&opts.WithDeps, "with-deps", false, "also remove the skills it requires that no other skill requires")
 	return cmd
 }
 
@@ -88,11 +98,35 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 	if e.Source == registry.SourceDiscovered {
 		return fmt.Errorf("remove %s: it is not installed but discovered in %s, a folder agent does not manage; delete that folder to remove it", e.Canonical, e.Path)
 	}
+	installed, err := store.List()
+	if err != nil {
+		return err
+	}
+	edges, _ := registry.Dependencies(installed)
+	if by := deps.Requirers(edges, e.Canonical); len(by) > 0 {
+		return fmt.Errorf("remove %s: %w: %s requires it; remove %s first (--with-deps there removes %s too when nothing else needs it)", e.Name, deps.ErrRequired, strings.Join(by, ", "), by[0], e.Canonical)
+	}
+	var also []registry.Entry
+	if opts.WithDeps {
+		for _, n := range deps.Orphans(edges, e.Canonical) {
+			if d, err := store.Get(n); err == nil {
+				also = append(also, d)
+			}
+		}
+	}
 	if !opts.Yes {
 		if !opts.IO.CanPrompt() {
 			return fmt.Errorf("remove %s: %w", e.Name, errRemoveNoTTY)
 		}
-		ok, err := confirm(opts.IO, fmt.Sprintf("Remove %s (%s)?", e.Name, e.Path))
+		q := fmt.Sprintf("Remove %s (%s)?", e.Name, e.Path)
+		if len(also) > 0 {
+			var names []string
+			for _, d := range also {
+				names = append(names, d.Canonical)
+			}
+			q = fmt.Sprintf("Remove %s (%s) and the skills only it requires: %s?", e.Name, e.Path, strings.Join(names, ", "))
+		}
+		ok, err := confirm(opts.IO, q)
 		if err != nil {
 			return err
 		}
@@ -100,6 +134,17 @@ func removeRun(ctx context.Context, opts *removeOptions) error {
 			return fmt.Errorf("remove %s: %w", e.Name, errCanceled)
 		}
 	}
+	for _, x := range append([]registry.Entry{e}, also...) {
+		if err := removeOne(ctx, opts, store, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeOne deletes one installed skill and what hangs off it: its help
+// and audit state, its placements and the MCP registrations they made.
+func removeOne(ctx context.Context, opts *removeOptions, store *registry.Store, e registry.Entry) error {
 	// Before the folder goes: the help cache is keyed by script contents.
 	if cfg, err := opts.Config(); err == nil {
 		if err := install.RemoveState(cfg.Home, e); err != nil {

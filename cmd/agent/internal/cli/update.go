@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/app/install"
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/deps"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -93,6 +95,9 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 	defer settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
 	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
+	// The graph moves within its constraints: a skill whose new version an
+	// installed skill's agent.requires refuses stays where it is.
+	edges, _ := registry.Dependencies(before)
 	results, err := registry.NewPipeline(store).Update(ctx, registry.UpdateRequest{
 		Names:        opts.Names,
 		All:          opts.All,
@@ -101,6 +106,10 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 		Progress:     progress,
 		Warn:         opts.IO.Warn,
 		Confirm: func(p registry.UpdatePlan) (bool, error) {
+			if why := outsideConstraints(edges, p); why != "" {
+				fmt.Fprintf(errOut, "%s: held at %s: %s\n", p.Name, versionOrDash(p.OldVersion), why)
+				return false, nil
+			}
 			// With --yes nothing is asked, and the result line on stdout
 			// says old → new once.
 			if !opts.Yes {
@@ -153,4 +162,20 @@ func describeResult(r registry.UpdateResult) string {
 		return "updated " + describePlan(r.UpdatePlan)
 	}
 	return fmt.Sprintf("%v %s", r.Status, describePlan(r.UpdatePlan))
+}
+
+// outsideConstraints says which installed skill's agent.requires refuses
+// p's new version; "" when none does.
+func outsideConstraints(edges []deps.Edge, p registry.UpdatePlan) string {
+	for _, e := range edges {
+		if e.To != p.Name || e.Req.Constraint == "*" {
+			continue
+		}
+		c, err := semver.NewConstraint(e.Req.Constraint)
+		v, verr := semver.NewVersion(p.NewVersion)
+		if err == nil && (verr != nil || !c.Check(v)) {
+			return fmt.Sprintf("%s requires %s@%s, and the new version is %s", e.From, p.Name, e.Req.Constraint, versionOrDash(p.NewVersion))
+		}
+	}
+	return ""
 }

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentskills/agent/internal/app/workspace"
+	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/deps"
+	"github.com/agentskills/agent/registry/gitsrc"
+	"github.com/agentskills/agent/registry/manifest"
+)
+
+// depFinder fetches what agent.requires names for add: one fetch per
+// repository, whatever number of skills it serves. A skill's version is
+// the agent.version of the fetched commit's SKILL.md.
+type depFinder struct {
+	pipe     *registry.Pipeline
+	progress io.Writer
+	found    map[string]*gitsrc.Discovery // by source URL
+	roots    map[string]deps.Candidate    // the skills the user named, by URL//path
+}
+
+// depData is how to add a resolved dependency.
+type depData struct {
+	src gitsrc.Source
+	dir string
+	m   *manifest.Manifest
+}
+
+func depKey(url, dir string) string {
+	dir = strings.Trim(dir, "/")
+	if dir == "." {
+		dir = ""
+	}
+	return strings.TrimSuffix(strings.TrimRight(url, "/"), ".git") + "//" + dir
+}
+
+func (f *depFinder) Find(ctx context.Context, r manifest.Requirement) ([]deps.Candidate, error) {
+	src, err := gitsrc.ParseSource(r.Source)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := f.roots[depKey(src.URL, r.Path)]; ok {
+		return []deps.Candidate{c}, nil
+	}
+	d, ok := f.found[src.URL]
+	if !ok {
+		src.Constraint, src.Ref = "", ""
+		if d, err = f.pipe.FindSkills(ctx, src, f.progress); err != nil {
+			return nil, err
+		}
+		f.found[src.URL] = d
+	}
+	var sel []string
+	if r.Path != "" {
+		sel = []string{r.Path}
+	}
+	fs, err := d.Select(sel, false, r.Source)
+	if err != nil {
+		return nil, err
+	}
+	if len(fs) != 1 || fs[0].Manifest == nil {
+		return nil, fmt.Errorf("%s holds %d skills; name one with //<path>", r.Source, len(fs))
+	}
+	sf := fs[0]
+	name, err := manifest.Canonical(sf.Manifest.Name)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := f.roots[depKey(src.URL, sf.Dir)]; ok {
+		return []deps.Candidate{c}, nil
+	}
+	reqs, err := sf.Manifest.Requires()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return []deps.Candidate{{Name: name, Version: sf.Manifest.Version, Requires: reqs, Source: depKey(src.URL, sf.Dir),
+		Data: depData{src: src, dir: sf.Dir, m: sf.Manifest}}}, nil
+}
+
+// resolveAdd resolves what the named skills require, before anything is
+// written: the dependencies to add (installed ones that satisfy their
+// constraints are left alone), or why the graph cannot be installed.
+func resolveAdd(ctx context.Context, store *registry.Store, pipe *registry.Pipeline, progress io.Writer, src gitsrc.Source, rs []registry.Reviewed) ([]deps.Node, error) {
+	f := &depFinder{pipe: pipe, progress: progress, found: map[string]*gitsrc.Discovery{}, roots: map[string]deps.Candidate{}}
+	var roots []manifest.Requirement
+	any := false
+	for _, r := range rs {
+		reqs, err := r.Manifest.Requires()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Canonical, err)
+		}
+		any = any || len(reqs) > 0
+		f.roots[depKey(src.URL, r.Path)] = deps.Candidate{Name: r.Canonical, Version: r.Manifest.Version, Requires: reqs, Source: depKey(src.URL, r.Path)}
+		roots = append(roots, manifest.Requirement{Source: src.URL, Path: strings.Trim(r.Path, "/."), Constraint: "*"})
+	}
+	if !any {
+		return nil, nil
+	}
+	g, err := deps.Resolve(ctx, roots, f)
+	if err != nil {
+		return nil, err
+	}
+	var out []deps.Node
+	for _, n := range g.Nodes {
+		d, ok := n.Data.(depData)
+		if !ok {
+			continue // one the user named
+		}
+		if e, err := store.Get(n.Name); err == nil {
+			if depKey(e.URL, e.Subdir) != n.Source {
+				return nil, fmt.Errorf("resolve %s: %w: %s requires it from %s, and the installed %s comes from %s", n.Name, deps.ErrConflict, strings.Join(n.Requirers, ", "), d.src.URL, n.Name, e.URL)
+			}
+			continue
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// writeDeps lists, before the prompt, every dependency add would install.
+func writeDeps(w io.Writer, ns []deps.Node, trusted bool) {
+	for _, n := range ns {
+		d := n.Data.(depData)
+		where := d.src.URL
+		if d.dir != "" {
+			where += " (" + d.dir + ")"
+		}
+		fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Skill %s %s, required by %s, from %s: %s\n", n.Name, versionOrDash(n.Version), strings.Join(n.Requirers, ", "), where, workspace.FirstLine(d.m.Description, 120))))
+		writeGrants(w, d.m.Permissions)
+	}
+	if len(ns) > 0 && !trusted {
+		fmt.Fprintln(w, "The skills it requires are installed untrusted: trust each yourself, or add with --trust-deps.")
+	}
+}
+
+// addDeps installs the resolved dependencies, each from its source.
+func addDeps(ctx context.Context, pipe *registry.Pipeline, ns []deps.Node, trusted bool, prep registry.Prepare, req registry.AddRequest) ([]registry.Entry, error) {
+	var out []registry.Entry
+	for _, n := range ns {
+		d := n.Data.(depData)
+		r := req
+		r.Source, r.Skills, r.All, r.Name, r.Trusted, r.Review = d.src, nil, false, "", trusted, nil
+		r.Skill = d.dir
+		es, err := pipe.AddSkills(ctx, r, prep)
+		out = append(out, es...)
+		if err != nil {
+			return out, fmt.Errorf("add %s, required by %s: %w", n.Name, strings.Join(n.Requirers, ", "), err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,117 @@
+package workspace
+
+import (
+	"strings"
+
+	"github.com/agentskills/agent/registry"
+	"github.com/agentskills/agent/registry/deps"
+	"github.com/agentskills/agent/registry/manifest"
+)
+
+// ReasonDependency: the skill requires one (agent.requires, SPEC §21)
+// that is not installed, not at a version it accepts, or not active.
+const ReasonDependency = "missing_dependency"
+
+// namedSpec reports whether AGENT_SKILLS names skills rather than all,
+// all-untrusted or none: only then are dependencies activated by name,
+// and only then are the named skills' SKILL.md read for them (all already
+// activates every trusted dependency, and a listing of 1,000 skills reads
+// no SKILL.md).
+func namedSpec(spec string) bool {
+	switch strings.ToLower(strings.TrimSpace(spec)) {
+	case "", "none", "all", "all-untrusted":
+		return false
+	}
+	return true
+}
+
+// requiresOf reads an installed skill's agent.requires; none when its
+// SKILL.md does not load (LoadView reports that on its own).
+func requiresOf(e registry.Entry) []manifest.Requirement {
+	if e.URL == "" && e.Source != registry.SourceDev {
+		return nil
+	}
+	m, _, err := LoadManifest(e)
+	if err != nil {
+		return nil
+	}
+	r, _ := m.Requires()
+	return r
+}
+
+// withDependencies selects, transitively, the skills the selected ones
+// require, when they are trusted; byWhom maps each skill selected so to
+// the selected skills that required it.
+func withDependencies(all []registry.Entry, selected []bool) (byWhom map[string][]string, reqs map[int][]manifest.Requirement) {
+	byWhom = map[string][]string{}
+	reqs = map[int][]manifest.Requirement{}
+	index := map[string]int{}
+	in := make([]deps.Installed, len(all))
+	for i, e := range all {
+		index[e.Canonical] = i
+		in[i] = deps.Installed{Name: e.Canonical, URL: e.URL, Path: e.Subdir, Version: e.Version}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range all {
+			if selected[i] {
+				if _, done := reqs[i]; !done {
+					reqs[i] = requiresOf(all[i])
+					in[i].Requires = reqs[i]
+				}
+			}
+		}
+		edges, _ := deps.Check(in)
+		for _, ed := range edges {
+			j := index[ed.To]
+			if !selected[index[ed.From]] || selected[j] {
+				continue
+			}
+			if all[j].Trusted || all[j].Source == registry.SourceBundled {
+				selected[j], changed = true, true
+				byWhom[ed.To] = append(byWhom[ed.To], ed.From)
+			}
+		}
+	}
+	return byWhom, reqs
+}
+
+// checkDependencies turns off an active skill whose requirement no active
+// skill meets, and then the skills that required it, naming the reason.
+func checkDependencies(v *View, reqs map[int][]manifest.Requirement) {
+	in := make([]deps.Installed, 0, len(v.Skills))
+	pos := map[string]int{}
+	for i, s := range v.Skills {
+		if !s.Active {
+			continue
+		}
+		pos[s.Entry.Canonical] = i
+		in = append(in, deps.Installed{Name: s.Entry.Canonical, URL: s.Entry.URL, Path: s.Entry.Subdir, Version: s.Entry.Version, Requires: reqs[i]})
+	}
+	for {
+		_, unmet := deps.Check(in)
+		if len(unmet) == 0 {
+			return
+		}
+		off := map[string]bool{}
+		for _, u := range unmet {
+			st := &v.Skills[pos[u.Skill]]
+			if st.Active {
+				st.Active, st.Reason = false, ReasonDependency
+				why := u.String()
+				if u.Found == "" {
+					why = "it requires " + u.Req.String() + ", which is not installed, or not trusted and active"
+				}
+				st.Detail = why
+			}
+			off[u.Skill] = true
+		}
+		kept := in[:0]
+		for _, s := range in {
+			if !off[s.Name] {
+				kept = append(kept, s)
+			}
+		}
+		in = kept
+	}
+}

@@ -1,0 +1,137 @@
+package deps
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentskills/agent/registry/manifest"
+)
+
+// world is a set of sources: "repo//path" -> the versions offered there,
+// each with its agent.requires.
+type world map[string][]struct {
+	version, requires string
+}
+
+func (w world) finder(t *testing.T, calls map[string]int) Finder {
+	t.Helper()
+	return FinderFunc(func(_ context.Context, r manifest.Requirement) ([]Candidate, error) {
+		k := r.Source + "//" + r.Path
+		calls[k]++
+		vs, ok := w[k]
+		if !ok {
+			return nil, errors.New("no such source")
+		}
+		var out []Candidate
+		for _, v := range vs {
+			reqs, err := manifest.ParseRequires(v.requires)
+			if err != nil {
+				t.Fatalf("world %s: %v", k, err)
+			}
+			name := r.Path[strings.LastIndex(r.Path, "/")+1:]
+			out = append(out, Candidate{Name: name, Version: v.version, Requires: reqs, Source: k})
+		}
+		return out, nil
+	})
+}
+
+type ver = struct{ version, requires string }
+
+func root(t *testing.T, s string) []manifest.Requirement {
+	t.Helper()
+	r, err := manifest.ParseRequires(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestResolve(t *testing.T) {
+	three := world{
+		"o/r//skills/release-notes": {{"1.0.0", "o/r//skills/git-history@^2, o/r//skills/style-guide@^1.2"}},
+		"o/r//skills/git-history":   {{"1.9.0", ""}, {"2.0.0", "o/r//skills/style-guide@>=1.3"}, {"2.4.1", "o/r//skills/style-guide@>=1.3"}, {"3.0.0", ""}},
+		"o/r//skills/style-guide":   {{"1.2.0", ""}, {"1.3.5", ""}, {"1.9.0", ""}, {"2.0.0", ""}},
+	}
+	tests := []struct {
+		name  string
+		world world
+		roots string
+		want  map[string]string // name -> version
+		by    map[string]string // name -> requirers joined with ","
+		err   error
+		msg   []string // parts of the error
+	}{
+		{name: "three skills, highest satisfying every constraint", world: three,
+			roots: "o/r//skills/release-notes@*",
+			want:  map[string]string{"release-notes": "1.0.0", "git-history": "2.4.1", "style-guide": "1.9.0"},
+			by:    map[string]string{"release-notes": User, "git-history": "release-notes", "style-guide": "git-history,release-notes"}},
+		{name: "user's own constraint counts too", world: three,
+			roots: "o/r//skills/release-notes@*, o/r//skills/style-guide@~1.3",
+			want:  map[string]string{"style-guide": "1.3.5"},
+			by:    map[string]string{"style-guide": User + ",git-history,release-notes"}},
+		{name: "conflict names both requirers", world: three,
+			roots: "o/r//skills/release-notes@*, o/r//skills/git-history@^3",
+			err:   ErrConflict, msg: []string{"git-history", User + " requires git-history@^3", "release-notes requires git-history@^2", "available: 1.9.0, 2.0.0, 2.4.1, 3.0.0"}},
+		{name: "cycle names the path", world: world{
+			"o/r//a": {{"1.0.0", "o/r//b@^1"}},
+			"o/r//b": {{"1.0.0", "o/r//c@*"}},
+			"o/r//c": {{"1.0.0", "o/r//a@^1"}},
+		}, roots: "o/r//a@*", err: ErrCycle, msg: []string{"a -> b -> c -> a"}},
+		{name: "self requirement is a cycle", world: world{"o/r//a": {{"1.0.0", "o/r//a@*"}}},
+			roots: "o/r//a@*", err: ErrCycle, msg: []string{"a -> a"}},
+		{name: "a dropped requirer's constraint stops counting", world: world{
+			// a@2 needs b@^2; b@2 needs nothing; b@1 would need c. The
+			// first round sees no constraint on a beyond *, so a@2 and
+			// b@2; c never enters.
+			"o/r//a": {{"1.0.0", "o/r//b@^1"}, {"2.0.0", "o/r//b@^2"}},
+			"o/r//b": {{"1.0.0", "o/r//c@*"}, {"2.0.0", ""}},
+			"o/r//c": {{"1.0.0", ""}},
+		}, roots: "o/r//a@*", want: map[string]string{"a": "2.0.0", "b": "2.0.0"}},
+		{name: "unversioned skill only for *", world: world{"o/r//a": {{"", "o/r//b@^1"}}, "o/r//b": {{"", ""}}},
+			roots: "o/r//a@*", err: ErrConflict, msg: []string{"a requires b@^1", "offers no versions"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := map[string]int{}
+			g, err := Resolve(context.Background(), root(t, tt.roots), tt.world.finder(t, calls))
+			for k, n := range calls {
+				if n != 1 {
+					t.Errorf("source %s fetched %d times, want once", k, n)
+				}
+			}
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("Resolve = %v, %v; want %v", g, err, tt.err)
+				}
+				for _, m := range tt.msg {
+					if !strings.Contains(err.Error(), m) {
+						t.Errorf("error %q does not say %q", err, m)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			for name, v := range tt.want {
+				n, ok := g.Find(name)
+				if !ok || n.Version != v {
+					t.Errorf("%s = %+v (found %v), want version %s", name, n, ok, v)
+				}
+			}
+			for name, by := range tt.by {
+				n, _ := g.Find(name)
+				if got := strings.Join(n.Requirers, ","); got != by {
+					t.Errorf("%s requirers = %s, want %s", name, got, by)
+				}
+			}
+			if tt.name == "a dropped requirer's constraint stops counting" {
+				if _, ok := g.Find("c"); ok {
+					t.Errorf("c is in the graph; only b@1 required it")
+				}
+			}
+		})
+	}
+}
