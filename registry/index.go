@@ -41,7 +41,7 @@ import (
 // everything before it; then the lines (each uvarint-length-prefixed) and
 // the CRC-32C of the lines.
 
-const indexMagic = "agent-registry-index 8\n"
+const indexMagic = "agent-registry-index 9\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -459,6 +459,7 @@ func (e *enc) entry(x *Entry) {
 	e.str(l.Context)
 	e.str(l.Agent)
 	e.str(l.Model)
+	e.str(l.Requires)
 	if l.Warnings == nil {
 		e.uvarint(0)
 		return
@@ -658,6 +659,7 @@ func (d *dec) entry() Entry {
 	l.Context = d.str()
 	l.Agent = d.str()
 	l.Model = d.str()
+	l.Requires = d.str()
 	if n, ok := d.count(); ok {
 		l.Warnings = make([]manifest.Problem, n)
 		for i := range l.Warnings {

@@ -42,6 +42,10 @@ type Listing struct {
 	Agent                  string   `json:"agent,omitempty"`
 	Model                  string   `json:"model,omitempty"`
 
+	// Requires is metadata's agent.requires as written (SPEC §21), so that
+	// activation and check find dependencies without reading SKILL.md.
+	Requires string `json:"requires,omitempty"`
+
 	// Warnings are the SKILL.md warnings found at install.
 	Warnings []manifest.Problem `json:"warnings,omitempty"`
 }
@@ -65,6 +69,7 @@ func NewListing(dir string, m *manifest.Manifest, warnings []manifest.Problem, r
 		AllowedTools: m.AllowedTools, ArgumentHint: m.ArgumentHint, DisableModelInvocation: m.DisableModelInvocation,
 		UserInvocable: m.UserInvocable, Context: m.Context, Agent: m.Agent, Model: m.Model,
 	}
+	l.Requires, _ = m.Metadata["agent.requires"].(string)
 	l.Warnings = warnings
 	return l, nil
 }
@@ -139,13 +144,17 @@ func (e *Entry) indexed(st *fileStat) (*manifest.Manifest, bool) {
 	if !ok || string(fp) != l.Fingerprint {
 		return nil, false
 	}
-	return &manifest.Manifest{
+	m := &manifest.Manifest{
 		Name: e.Name, Description: e.Description, Version: e.Version,
 		MinAgentVersion: l.MinAgentVersion, MaxAgentVersion: l.MaxAgentVersion, AgentVersion: l.AgentVersion,
 		Plugin: l.Plugin, Scripts: l.Scripts, ScriptsIgnore: l.ScriptsIgnore, Permissions: manifest.Permissions{Env: l.Env, FS: l.FS, Network: l.Network},
 		AllowedTools: l.AllowedTools, ArgumentHint: l.ArgumentHint, DisableModelInvocation: l.DisableModelInvocation,
 		UserInvocable: l.UserInvocable, Context: l.Context, Agent: l.Agent, Model: l.Model,
-	}, true
+	}
+	if l.Requires != "" {
+		m.Metadata = map[string]any{"agent.requires": l.Requires}
+	}
+	return m, true
 }
 
 // Listings checks many entries' listings through one handle on skills/:

@@ -91,17 +91,16 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 			selected[i] = true
 		}
 	}
+	// Dependencies (SPEC §21), from the listings: a skill AGENT_SKILLS
+	// names activates the trusted skills it requires; under any spec, an
+	// active skill whose requirement no active skill meets is turned off
+	// below (checkDependencies), so that every front end and check agree.
 	var byWhom map[string][]string
 	var reqs map[int][]manifest.Requirement
-	if namedSpec(cfg.Skills) || scope == Every {
-		if !namedSpec(cfg.Skills) {
-			// check without names: no skill is activated for another,
-			// but a selected one's unmet requirement is still its reason.
-			sel := append([]bool(nil), selected...)
-			_, reqs = withDependencies(all, sel)
-		} else {
-			byWhom, reqs = withDependencies(all, selected)
-		}
+	if namedSpec(cfg.Skills) {
+		byWhom, reqs = withDependencies(all, selected)
+	} else {
+		_, reqs = withDependencies(all, append([]bool(nil), selected...))
 	}
 	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all)), all: all}
 	for i, e := range all {
