@@ -282,6 +282,9 @@ func addRun(ctx context.Context, opts *addOptions) error {
 			return err
 		}
 		writeDeps(opts.IO.ErrOut, required, opts.TrustDeps)
+		if err := auditDeps(ctx, pipe, progress, required, gate); err != nil {
+			return err
+		}
 		if opts.DryRun {
 			for _, r := range rs {
 				writeRequest(opts.IO.ErrOut, r)

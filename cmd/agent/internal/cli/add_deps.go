@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -137,7 +138,50 @@ func writeDeps(w io.Writer, ns []deps.Node, trusted bool) {
 	}
 }
 
-// addDeps installs the resolved dependencies, each from its source.
+// auditDeps audits every resolved dependency from its fetched files, as
+// add audits a skill the user named, before anything is written: a finding
+// at or above audit.fail_on refuses the whole add unless --trust=NAME
+// names that dependency. One inspection per repository.
+func auditDeps(ctx context.Context, pipe *registry.Pipeline, progress io.Writer, ns []deps.Node, gate *auditGate) error {
+	if auditOnAdd == "off" {
+		return nil
+	}
+	type repo struct {
+		src  gitsrc.Source
+		dirs []string
+	}
+	var order []string
+	repos := map[string]*repo{}
+	for _, n := range ns {
+		d := n.Data.(depData)
+		r, ok := repos[d.src.URL]
+		if !ok {
+			r = &repo{src: d.src}
+			repos[d.src.URL] = r
+			order = append(order, d.src.URL)
+		}
+		dir := d.dir
+		if dir == "" {
+			dir = "."
+		}
+		r.dirs = append(r.dirs, dir)
+	}
+	var errs []error
+	for _, url := range order {
+		r := repos[url]
+		err := pipe.Inspect(ctx, r.src, r.dirs, progress, func(rs []registry.Reviewed) error {
+			for _, rv := range rs {
+				errs = append(errs, gate.check(rv.Canonical, r.src.Raw, rv.FS, rv.Manifest))
+			}
+			return nil
+		})
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// addDeps installs the resolved dependencies, each from its source; they
+// were audited before anything was written (auditDeps).
 func addDeps(ctx context.Context, pipe *registry.Pipeline, ns []deps.Node, trusted bool, prep registry.Prepare, req registry.AddRequest) ([]registry.Entry, error) {
 	var out []registry.Entry
 	for _, n := range ns {
