@@ -233,17 +233,49 @@ func linkForTest(ctx context.Context, t *throwaway, dir string) (*linked, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := installRequires(ctx, lf, e); err != nil {
+	if err := installRequires(ctx, lf, e, m); err != nil {
 		return nil, err
 	}
 	return &linked{dir: dir, entry: e, m: m}, nil
 }
 
-// installRequires is where the skill's dependencies (metadata
-// agent.requires, issue 38) are installed into the throwaway home before
-// its tests run: the same add path resolves and installs them once it
-// exists. Until then a skill's tests see the skill alone.
-func installRequires(_ context.Context, _ *Factory, _ registry.Entry) error { return nil }
+// installRequires installs what the skill under test requires (metadata
+// agent.requires, SPEC §21) into the throwaway home, as add would: the
+// graph resolved first (a conflict or a cycle is an error that names it),
+// each dependency audited, then added and trusted there, so that the
+// cases reach them as a model would once AGENT_SKILLS names the skill.
+func installRequires(ctx context.Context, f *Factory, e registry.Entry, m *manifest.Manifest) error {
+	reqs, err := m.Requires()
+	if err != nil || len(reqs) == 0 {
+		return err
+	}
+	store, err := f.Store()
+	if err != nil {
+		return err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	inst, err := f.installer()
+	if err != nil {
+		return err
+	}
+	pipe := registry.NewPipeline(store)
+	progress := f.IO.Progress()
+	root := gitsrc.Source{URL: "file://" + filepath.ToSlash(e.Path), Raw: e.Path}
+	ns, err := resolveAdd(ctx, store, pipe, progress, root, []registry.Reviewed{{Canonical: e.Canonical, Manifest: m}})
+	if err != nil {
+		return fmt.Errorf("install what %s requires: %w", e.Canonical, err)
+	}
+	writeDeps(f.IO.ErrOut, ns, true)
+	gate := newAuditGate(cfg, f.IO.ErrOut, nil, "test it after 'agent skill trust %s --accept-findings' in your own home")
+	if err := auditDeps(ctx, pipe, progress, ns, gate); err != nil {
+		return fmt.Errorf("install what %s requires: %w", e.Canonical, err)
+	}
+	_, err = addDeps(ctx, pipe, ns, true, inst.Prepare, registry.AddRequest{AgentVersion: Version, Progress: progress, Warn: f.IO.Warn})
+	return err
+}
 
 func skillTestRun(ctx context.Context, opts *skillTestOptions) error {
 	dir, untrusted, err := skillDir(ctx, opts.Factory, opts.Target)
