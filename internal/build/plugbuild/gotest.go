@@ -1,7 +1,6 @@
 package plugbuild
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/agentskills/agent/internal/build/sdkmod"
-	"github.com/agentskills/agent/internal/isolation/procgroup"
 )
 
 // Test runs `go test ./...` in the module of a skill's plugin (rel, the
@@ -66,14 +64,6 @@ func Test(ctx context.Context, opts Options, skillDir, rel string) (string, erro
 	cmd := exec.CommandContext(ctx, goBin, "test", "-modfile="+modPath, "-mod=mod", "-buildvcs=false", "-count=1", "./...")
 	cmd.Dir = root
 	cmd.Env = env
-	group, err := procgroup.New(cmd)
-	if err != nil {
-		return "", fmt.Errorf("test plugin: %w", err)
-	}
-	defer group.Release()
-	cmd.Cancel = func() error { group.Kill(); return nil }
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
 	// Out is the system's temp folder: a test that starts its plugin with
 	// sdktest hands it an environment without TMPDIR, and go-plugin
 	// makes its socket in /tmp then. The tests write there and in their
@@ -87,29 +77,12 @@ func Test(ctx context.Context, opts Options, skillDir, rel string) (string, erro
 	if goenv.direct {
 		needs.SDK = filepath.Join(opts.Home, "cache", "sdk")
 	}
-	var release func()
-	start := func(cmd *exec.Cmd, n Needs) (err error) {
-		release, err = sandboxed(cmd, n)
-		return err
-	}
-	if opts.Start != nil {
-		start = opts.Start
-	}
-	if err = start(cmd, needs); err == nil {
-		if err = group.Started(); err != nil {
-			_ = cmd.Wait()
-		} else {
-			err = group.Wait()
-		}
-	}
-	if release != nil {
-		release()
-	}
+	output, err := runConfined(opts, cmd, needs)
 	if err != nil {
 		if ctx.Err() != nil {
-			return output.String(), ctx.Err()
+			return output, ctx.Err()
 		}
-		return output.String(), &BuildError{Err: err, Output: output.String()}
+		return output, &BuildError{Err: err, Output: output}
 	}
-	return output.String(), nil
+	return output, nil
 }

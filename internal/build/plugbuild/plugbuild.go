@@ -185,18 +185,42 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	cmd := exec.CommandContext(ctx, goBin, append(args, "-o", absOut, "."+string(filepath.Separator)+pkgRel)...)
 	cmd.Dir = root
 	cmd.Env = env
-	// go build dies with the agent, so a killed add or update does not
-	// leave a build running for its staging directory; on cancel (Ctrl-C)
-	// the whole build stops, compiler processes included.
+	needs := Needs{Skill: skillDir, GOROOT: goenv.goroot, GOMODCACHE: goenv.modcache, GOCACHE: goenv.cache,
+		Out: filepath.Dir(absOut), Tmp: tmp, Proxy: proxy, Hosts: goenv.hosts}
+	if direct {
+		needs.SDK = filepath.Join(opts.Home, "cache", "sdk")
+	}
+	stop := progress(opts)
+	output, err := runConfined(opts, cmd, needs)
+	stop(err == nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &BuildError{Err: err, Output: output}
+	}
+	if key != "" && resolvedNothing(modPath, mod, sum) {
+		// Best effort: a cache that cannot be written is only slower.
+		if os.MkdirAll(opts.Cache, 0o700) == nil {
+			_ = copyFile(absOut, filepath.Join(opts.Cache, key))
+		}
+	}
+	return nil
+}
+
+// runConfined runs cmd (go build, go test) in a process group of its own,
+// so that it dies with the agent and a cancel (Ctrl-C) stops the compiler
+// processes too, confined to needs by the sandbox (opts.Start in tests).
+// It returns the command's combined output.
+func runConfined(opts Options, cmd *exec.Cmd, needs Needs) (string, error) {
 	group, err := procgroup.New(cmd)
 	if err != nil {
-		return fmt.Errorf("build plugin: %w", err)
+		return "", err
 	}
 	defer group.Release()
 	cmd.Cancel = func() error { group.Kill(); return nil }
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
-	stop := progress(opts)
 	var release func()
 	start := func(cmd *exec.Cmd, n Needs) (err error) {
 		release, err = sandboxed(cmd, n)
@@ -204,11 +228,6 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	}
 	if opts.Start != nil {
 		start = opts.Start
-	}
-	needs := Needs{Skill: skillDir, GOROOT: goenv.goroot, GOMODCACHE: goenv.modcache, GOCACHE: goenv.cache,
-		Out: filepath.Dir(absOut), Tmp: tmp, Proxy: proxy, Hosts: goenv.hosts}
-	if direct {
-		needs.SDK = filepath.Join(opts.Home, "cache", "sdk")
 	}
 	if err = start(cmd, needs); err == nil {
 		if err = group.Started(); err != nil {
@@ -220,20 +239,7 @@ func Build(ctx context.Context, opts Options, skillDir, rel, out string) error {
 	if release != nil {
 		release()
 	}
-	stop(err == nil)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &BuildError{Err: err, Output: output.String()}
-	}
-	if key != "" && resolvedNothing(modPath, mod, sum) {
-		// Best effort: a cache that cannot be written is only slower.
-		if os.MkdirAll(opts.Cache, 0o700) == nil {
-			_ = copyFile(absOut, filepath.Join(opts.Cache, key))
-		}
-	}
-	return nil
+	return output.String(), err
 }
 
 // BuildError is a failed go build with its output.
