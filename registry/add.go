@@ -241,19 +241,20 @@ func (s *Pipeline) add(ctx context.Context, req AddRequest, prep Prepare) ([]Ent
 	return out, failed
 }
 
-// FindSkills fetches src and returns what discovery finds there, installing
-// nothing (`agent skill add --list`).
-func (s *Pipeline) FindSkills(ctx context.Context, src gitsrc.Source, progress io.Writer) (*gitsrc.Discovery, error) {
+// FindSkills fetches src and returns what discovery finds there, and the
+// commit it found it in (which tag, which version), installing nothing
+// (`agent skill add --list`, dependency resolution).
+func (s *Pipeline) FindSkills(ctx context.Context, src gitsrc.Source, progress io.Writer) (*gitsrc.Discovery, *gitsrc.Snapshot, error) {
 	snap, err := s.git().Fetch(ctx, s.fetchRequest(src.URL, src.Ref, src.Constraint, progress))
 	if err != nil {
-		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
+		return nil, nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
 	d, err := gitsrc.Discover(snap.FS, gitsrc.RepoName(src.URL))
 	if err != nil {
-		return nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
+		return nil, nil, fmt.Errorf("list skills in %s: %w", src.Raw, err)
 	}
 	d.Detach()
-	return d, nil
+	return d, snap, nil
 }
 
 // addition is a skill staged for add: its entry and what to move into place.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -36,9 +37,13 @@ type Candidate struct {
 	Data any
 }
 
-// Finder lists the versions a requirement's source offers. Resolve asks
-// once per distinct source and path; grouping the fetches by repository
-// is the Finder's job.
+// Finder lists the versions of a requirement's source that its
+// constraint allows: at least the highest, or an error that wraps
+// gitsrc.ErrNoMatchingVersion. A source without versions may offer its
+// one unversioned skill whatever the constraint. Resolve asks once per
+// distinct source, path and constraint, and, when no version it was given
+// satisfies every requirer, once more with all their constraints joined;
+// grouping the fetches by repository is the Finder's job.
 type Finder interface {
 	Find(ctx context.Context, r manifest.Requirement) ([]Candidate, error)
 }
@@ -59,6 +64,8 @@ type Node struct {
 	Requirers []string
 	// Deps are the names of the skills it requires, sorted.
 	Deps []string
+	// Constraint joins what every requirer allows ("*": anything).
+	Constraint string
 }
 
 // Graph is a resolved set of skills, sorted by name.
@@ -86,13 +93,13 @@ type want struct {
 func Resolve(ctx context.Context, roots []manifest.Requirement, f Finder) (*Graph, error) {
 	found := map[string][]Candidate{} // by requirement location
 	find := func(r manifest.Requirement) ([]Candidate, error) {
-		k := r.Source + "//" + r.Path
+		k := r.Source + "//" + r.Path + "@" + r.Constraint
 		if c, ok := found[k]; ok {
 			return c, nil
 		}
 		c, err := f.Find(ctx, r)
 		if err != nil {
-			return nil, fmt.Errorf("resolve %s: %w", r, err)
+			return nil, err
 		}
 		found[k] = c
 		return c, nil
@@ -109,7 +116,7 @@ func Resolve(ctx context.Context, roots []manifest.Requirement, f Finder) (*Grap
 		add := func(by string, r manifest.Requirement) error {
 			cs, err := find(r)
 			if err != nil {
-				return err
+				return fmt.Errorf("resolve %s (required by %s): %w", r, by, err)
 			}
 			if len(cs) == 0 {
 				return fmt.Errorf("resolve %s (required by %s): the source offers no skill there", r, by)
@@ -118,7 +125,7 @@ func Resolve(ctx context.Context, roots []manifest.Requirement, f Finder) (*Grap
 			if prev := cands[name]; len(prev) > 0 && prev[0].Source != cs[0].Source {
 				return fmt.Errorf("resolve %s: %w: %s comes from %s (required by %s) and from %s (required by %s); require it from one source", name, ErrConflict, name, prev[0].Source, wants[name][0].by, cs[0].Source, by)
 			}
-			cands[name] = cs
+			cands[name] = union(cands[name], cs)
 			wants[name] = append(wants[name], want{by: by, req: r})
 			return nil
 		}
@@ -137,6 +144,18 @@ func Resolve(ctx context.Context, roots []manifest.Requirement, f Finder) (*Grap
 		next := map[string]Candidate{}
 		for name, ws := range wants {
 			c, err := pick(name, cands[name], ws)
+			if err != nil && len(ws) > 1 {
+				// Each requirer's highest may be refused by another while
+				// a lower version satisfies all: ask for that one.
+				both := ws[0].req
+				both.Constraint = Join(constraintsOf(ws)...)
+				more, ferr := find(both)
+				if ferr != nil && !errors.Is(ferr, gitsrc.ErrNoMatchingVersion) {
+					return nil, fmt.Errorf("resolve %s: %w", both, ferr)
+				}
+				cands[name] = union(cands[name], more)
+				c, err = pick(name, cands[name], ws)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -147,6 +166,58 @@ func Resolve(ctx context.Context, roots []manifest.Requirement, f Finder) (*Grap
 		}
 		picks = next
 	}
+}
+
+// union adds the candidates of cs that have is missing.
+func union(have, cs []Candidate) []Candidate {
+	for _, c := range cs {
+		dup := false
+		for _, h := range have {
+			dup = dup || (h.Version == c.Version && h.Source == c.Source)
+		}
+		if !dup {
+			have = append(have, c)
+		}
+	}
+	return have
+}
+
+func constraintsOf(ws []want) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.req.Constraint
+	}
+	return out
+}
+
+// Join is the constraint that allows what every one of cs allows. A
+// constraint's "||" binds looser than the AND of a space, so alternatives
+// are multiplied out: (a || b) and c is "a c || b c".
+func Join(cs ...string) string {
+	alts := []string{""}
+	for _, c := range cs {
+		c = strings.TrimSpace(c)
+		if c == "" || c == "*" {
+			continue
+		}
+		var next []string
+		for _, a := range alts {
+			for _, o := range strings.Split(c, "||") {
+				o = strings.TrimSpace(o)
+				if a != "" {
+					o = a + ", " + o
+				}
+				if !contains(next, o) {
+					next = append(next, o)
+				}
+			}
+		}
+		alts = next
+	}
+	if len(alts) == 1 && alts[0] == "" {
+		return "*"
+	}
+	return strings.Join(alts, " || ")
 }
 
 func pick(name string, cs []Candidate, ws []want) (Candidate, error) {
@@ -199,6 +270,7 @@ func conflict(name string, cs []Candidate, ws []want) error {
 		}
 	}
 	have := "it offers no versions"
+	sort.Slice(avail, func(i, j int) bool { return less(avail[i], avail[j]) })
 	if len(avail) > 0 {
 		have = "available: " + strings.Join(avail, ", ")
 	}
@@ -215,6 +287,16 @@ func conflict(name string, cs []Candidate, ws []want) error {
 		by = append(by, fmt.Sprintf("%s requires %s@%s", w.by, name, w.req.Constraint))
 	}
 	return fmt.Errorf("resolve %s: %w: %s; no version satisfies all (%s)", name, ErrConflict, strings.Join(by, ", "), have)
+}
+
+// less orders versions by semver, and what does not parse by its text.
+func less(a, b string) bool {
+	va, ea := semver.NewVersion(a)
+	vb, eb := semver.NewVersion(b)
+	if ea != nil || eb != nil {
+		return a < b
+	}
+	return va.LessThan(vb)
 }
 
 func pickPair(cs []Candidate, a, b want) (Candidate, bool) {
@@ -263,7 +345,7 @@ func graph(picks map[string]Candidate, wants map[string][]want) (*Graph, error) 
 			}
 		}
 		sort.Strings(by)
-		g.Nodes = append(g.Nodes, Node{Candidate: picks[name], Requirers: by})
+		g.Nodes = append(g.Nodes, Node{Candidate: picks[name], Requirers: by, Constraint: Join(constraintsOf(ws)...)})
 	}
 	sort.Slice(g.Nodes, func(i, j int) bool { return g.Nodes[i].Name < g.Nodes[j].Name })
 	for i := range g.Nodes {

@@ -3,9 +3,11 @@ package deps
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -17,23 +19,36 @@ type world map[string][]struct {
 
 func (w world) finder(t *testing.T, calls map[string]int) Finder {
 	t.Helper()
+	// As the add's finder does with version tags: the highest version the
+	// constraint allows, or none.
 	return FinderFunc(func(_ context.Context, r manifest.Requirement) ([]Candidate, error) {
 		k := r.Source + "//" + r.Path
-		calls[k]++
+		calls[k+"@"+r.Constraint]++
 		vs, ok := w[k]
 		if !ok {
 			return nil, errors.New("no such source")
 		}
-		var out []Candidate
+		var best, tip *Candidate
+		tagged := false
 		for _, v := range vs {
 			reqs, err := manifest.ParseRequires(v.requires)
 			if err != nil {
 				t.Fatalf("world %s: %v", k, err)
 			}
 			name := r.Path[strings.LastIndex(r.Path, "/")+1:]
-			out = append(out, Candidate{Name: name, Version: v.version, Requires: reqs, Source: k})
+			c := Candidate{Name: name, Version: v.version, Requires: reqs, Source: k}
+			tip, tagged = &c, tagged || v.version != ""
+			if _, ok := satisfiesAll(c, []want{{req: r}}); ok {
+				best = &c // versions are listed lowest first
+			}
 		}
-		return out, nil
+		switch {
+		case !tagged: // no version tags: the default branch, whatever r allows
+			return []Candidate{*tip}, nil
+		case best == nil:
+			return nil, fmt.Errorf("%w: none allowed by %s", gitsrc.ErrNoMatchingVersion, r.Constraint)
+		}
+		return []Candidate{*best}, nil
 	})
 }
 
@@ -73,7 +88,15 @@ func TestResolve(t *testing.T) {
 			by:    map[string]string{"style-guide": User + ",git-history,release-notes"}},
 		{name: "conflict names both requirers", world: three,
 			roots: "o/r//skills/release-notes@*, o/r//skills/git-history@^3",
-			err:   ErrConflict, msg: []string{"git-history", User + " requires git-history@^3", "release-notes requires git-history@^2", "available: 1.9.0, 2.0.0, 2.4.1, 3.0.0"}},
+			err:   ErrConflict, msg: []string{"git-history", User + " requires git-history@^3", "release-notes requires git-history@^2", "available: 2.4.1, 3.0.0"}},
+		{name: "no version allowed", world: three,
+			roots: "o/r//skills/git-history@^9",
+			err:   gitsrc.ErrNoMatchingVersion, msg: []string{"o/r//skills/git-history@^9", "(you)", "none allowed by ^9"}},
+		{name: "a lower version both allow, where neither's highest does", world: world{
+			"o/r//a": {{"1.0.0", "o/r//x@<2 || >=3, o/r//b@*"}},
+			"o/r//b": {{"1.0.0", "o/r//x@<3"}},
+			"o/r//x": {{"1.6.0", ""}, {"2.5.0", ""}, {"3.2.0", ""}},
+		}, roots: "o/r//a@*", want: map[string]string{"x": "1.6.0"}},
 		{name: "cycle names the path", world: world{
 			"o/r//a": {{"1.0.0", "o/r//b@^1"}},
 			"o/r//b": {{"1.0.0", "o/r//c@*"}},
@@ -98,7 +121,7 @@ func TestResolve(t *testing.T) {
 			g, err := Resolve(context.Background(), root(t, tt.roots), tt.world.finder(t, calls))
 			for k, n := range calls {
 				if n != 1 {
-					t.Errorf("source %s fetched %d times, want once", k, n)
+					t.Errorf("source and constraint %s fetched %d times, want once", k, n)
 				}
 			}
 			if tt.err != nil {
@@ -131,6 +154,26 @@ func TestResolve(t *testing.T) {
 				if _, ok := g.Find("c"); ok {
 					t.Errorf("c is in the graph; only b@1 required it")
 				}
+			}
+		})
+	}
+}
+
+func TestJoin(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []string
+		want string
+	}{
+		{name: "anything", in: []string{"*", ""}, want: "*"},
+		{name: "one", in: []string{"*", "^1.2"}, want: "^1.2"},
+		{name: "and", in: []string{"^1", "<1.5"}, want: "^1, <1.5"},
+		{name: "alternatives multiplied out", in: []string{"<2 || >=3", "<3"}, want: "<2, <3 || >=3, <3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Join(tt.in...); got != tt.want {
+				t.Errorf("Join(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

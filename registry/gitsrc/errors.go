@@ -13,6 +13,9 @@ var (
 	ErrAmbiguousSkill    = errors.New("several skills found")
 	ErrRefNotFound       = errors.New("ref not found")
 	ErrNoMatchingVersion = errors.New("no matching version")
+	// ErrNoTags is a version constraint on a repository without version
+	// tags; it comes wrapped with ErrNoMatchingVersion.
+	ErrNoTags = errors.New("no version tags")
 	// ErrUnsafeEntry is a tree entry no checkout may write: named ".",
 	// "..", empty, or holding "/" or NUL (SPEC §12).
 	ErrUnsafeEntry = errors.New("unsafe git tree entry")

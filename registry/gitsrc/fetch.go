@@ -393,7 +393,7 @@ func resolveConstraintIn(byName map[plumbing.ReferenceName]*plumbing.Reference, 
 		}
 	}
 	if len(tags) == 0 {
-		return resolved{}, fmt.Errorf("resolve %q: %w: the repository has no version tags (like v1.2.0); install a branch or commit with @ref instead", constraint, ErrNoMatchingVersion)
+		return resolved{}, fmt.Errorf("resolve %q: %w: %w (like v1.2.0) in the repository; install a branch or commit with @ref instead", constraint, ErrNoMatchingVersion, ErrNoTags)
 	}
 	var avail []string
 	for _, t := range tags {

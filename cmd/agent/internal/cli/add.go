@@ -441,7 +441,7 @@ func addListRun(ctx context.Context, opts *addOptions, src gitsrc.Source) error 
 		return err
 	}
 	progress := opts.IO.Progress()
-	d, err := registry.NewPipeline(store).FindSkills(ctx, src, progress)
+	d, _, err := registry.NewPipeline(store).FindSkills(ctx, src, progress)
 	if err != nil {
 		return err
 	}

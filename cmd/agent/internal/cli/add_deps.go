@@ -14,14 +14,25 @@ import (
 	"github.com/agentskills/agent/registry/manifest"
 )
 
-// depFinder fetches what agent.requires names for add: one fetch per
-// repository, whatever number of skills it serves. A skill's version is
-// the agent.version of the fetched commit's SKILL.md.
+// depFinder fetches what agent.requires names for add. A requirement
+// with a version constraint is met from the repository's version tags
+// (the highest tag the constraint allows); a repository without version
+// tags offers its default branch, at the agent.version its SKILL.md gives.
+// One fetch per repository and constraint, whatever number of skills it
+// serves.
 type depFinder struct {
 	pipe     *registry.Pipeline
 	progress io.Writer
-	found    map[string]*gitsrc.Discovery // by source URL
-	roots    map[string]deps.Candidate    // the skills the user named, by URL//path
+	found    map[string]fetchedAt       // by source URL and constraint
+	roots    map[string]deps.Candidate // the skills the user named, by URL//path
+}
+
+// fetchedAt is one fetched commit of a source: what discovery found
+// there, and the tag and version it was fetched at ("" for a branch tip).
+type fetchedAt struct {
+	d            *gitsrc.Discovery
+	ref, version string
+	err          error
 }
 
 // depData is how to add a resolved dependency.
@@ -39,6 +50,36 @@ func depKey(url, dir string) string {
 	return strings.TrimSuffix(strings.TrimRight(url, "/"), ".git") + "//" + dir
 }
 
+// fetch fetches src at the highest version tag constraint allows, or at
+// its default branch when constraint allows anything or the repository
+// has no version tags.
+func (f *depFinder) fetch(ctx context.Context, src gitsrc.Source, constraint string) fetchedAt {
+	if constraint == "*" {
+		constraint = ""
+	}
+	key := src.URL + "@" + constraint
+	if at, ok := f.found[key]; ok {
+		return at
+	}
+	src.Ref, src.Constraint = "", constraint
+	d, snap, err := f.pipe.FindSkills(ctx, src, f.progress)
+	var at fetchedAt
+	switch {
+	case errors.Is(err, gitsrc.ErrNoTags):
+		at = f.fetch(ctx, src, "")
+	case err != nil:
+		at = fetchedAt{err: err}
+	case snap.Kind == "tag":
+		at = fetchedAt{d: d, ref: snap.Ref, version: snap.Version}
+	default:
+		at = fetchedAt{d: d}
+	}
+	f.found[key] = at
+	return at
+}
+
+// Find returns the version of r's skill that r's constraint picks from
+// the source: none (and no error) when no version tag matches it.
 func (f *depFinder) Find(ctx context.Context, r manifest.Requirement) ([]deps.Candidate, error) {
 	src, err := gitsrc.ParseSource(r.Source)
 	if err != nil {
@@ -47,19 +88,15 @@ func (f *depFinder) Find(ctx context.Context, r manifest.Requirement) ([]deps.Ca
 	if c, ok := f.roots[depKey(src.URL, r.Path)]; ok {
 		return []deps.Candidate{c}, nil
 	}
-	d, ok := f.found[src.URL]
-	if !ok {
-		src.Constraint, src.Ref = "", ""
-		if d, err = f.pipe.FindSkills(ctx, src, f.progress); err != nil {
-			return nil, err
-		}
-		f.found[src.URL] = d
+	at := f.fetch(ctx, src, r.Constraint)
+	if at.err != nil {
+		return nil, at.err
 	}
 	var sel []string
 	if r.Path != "" {
 		sel = []string{r.Path}
 	}
-	fs, err := d.Select(sel, false, r.Source)
+	fs, err := at.d.Select(sel, false, r.Source)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +115,15 @@ func (f *depFinder) Find(ctx context.Context, r manifest.Requirement) ([]deps.Ca
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return []deps.Candidate{{Name: name, Version: sf.Manifest.Version, Requires: reqs, Source: depKey(src.URL, sf.Dir),
+	version := at.version
+	if version == "" {
+		version = sf.Manifest.Version
+	}
+	// A version from a tag is installed at the highest tag that every
+	// requirer allows (addDeps), which update then moves within; one
+	// from the default branch follows that branch.
+	src.Ref, src.Constraint = at.ref, ""
+	return []deps.Candidate{{Name: name, Version: version, Requires: reqs, Source: depKey(src.URL, sf.Dir),
 		Data: depData{src: src, dir: sf.Dir, m: sf.Manifest}}}, nil
 }
 
@@ -86,7 +131,7 @@ func (f *depFinder) Find(ctx context.Context, r manifest.Requirement) ([]deps.Ca
 // written: the dependencies to add (installed ones that satisfy their
 // constraints are left alone), or why the graph cannot be installed.
 func resolveAdd(ctx context.Context, store *registry.Store, pipe *registry.Pipeline, progress io.Writer, src gitsrc.Source, rs []registry.Reviewed) ([]deps.Node, error) {
-	f := &depFinder{pipe: pipe, progress: progress, found: map[string]*gitsrc.Discovery{}, roots: map[string]deps.Candidate{}}
+	f := &depFinder{pipe: pipe, progress: progress, found: map[string]fetchedAt{}, roots: map[string]deps.Candidate{}}
 	var roots []manifest.Requirement
 	any := false
 	for _, r := range rs {
@@ -189,6 +234,9 @@ func addDeps(ctx context.Context, pipe *registry.Pipeline, ns []deps.Node, trust
 		r := req
 		r.Source, r.Skills, r.All, r.Name, r.Trusted, r.Review = d.src, nil, false, "", trusted, nil
 		r.Skill = d.dir
+		if d.src.Ref != "" {
+			r.Source.Ref, r.Source.Constraint = "", n.Constraint
+		}
 		es, err := pipe.AddSkills(ctx, r, prep)
 		out = append(out, es...)
 		if err != nil {
