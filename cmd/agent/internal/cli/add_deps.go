@@ -23,7 +23,7 @@ import (
 type depFinder struct {
 	pipe     *registry.Pipeline
 	progress io.Writer
-	found    map[string]fetchedAt       // by source URL and constraint
+	found    map[string]fetchedAt      // by source URL and constraint
 	roots    map[string]deps.Candidate // the skills the user named, by URL//path
 }
 
