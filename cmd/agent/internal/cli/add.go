@@ -272,9 +272,23 @@ func addRun(ctx context.Context, opts *addOptions) error {
 	}
 	progress := opts.IO.Progress()
 	pipe := registry.NewPipeline(store)
+	req := registry.AddRequest{
+		Source:        src,
+		Skills:        skills,
+		All:           opts.All,
+		Name:          opts.Name,
+		Trusted:       opts.Trust,
+		RequireSigned: requireSigned,
+		AgentVersion:  Version,
+		Progress:      progress,
+		Warn:          opts.IO.Warn,
+	}
 	// What the named skills require is resolved before the prompt, and
 	// before anything is written: a conflict or a cycle installs nothing.
+	// Once the user said yes, the dependencies are installed first, so
+	// that one that fails to fetch or build leaves nothing installed.
 	var required []deps.Node
+	var depEntries []registry.Entry
 	inner := review
 	review = func(rs []registry.Reviewed) error {
 		var err error
@@ -292,31 +306,23 @@ func addRun(ctx context.Context, opts *addOptions) error {
 			return errDryRun
 		}
 		if inner != nil {
-			return inner(rs)
+			if err := inner(rs); err != nil {
+				return err
+			}
 		}
-		return nil
+		depEntries, err = addDeps(ctx, pipe, required, opts.TrustDeps, inst.Prepare, req)
+		return err
 	}
-	req := registry.AddRequest{
-		Source:        src,
-		Skills:        skills,
-		All:           opts.All,
-		Name:          opts.Name,
-		Trusted:       opts.Trust,
-		RequireSigned: requireSigned,
-		AgentVersion:  Version,
-		Progress:      progress,
-		Warn:          opts.IO.Warn,
-		Review:        review,
-	}
+	req.Review = review
 	entries, err := pipe.AddSkills(ctx, req, inst.Prepare)
 	if errors.Is(err, errDryRun) {
 		fmt.Fprintln(opts.IO.ErrOut, "Dry run: nothing installed.")
 		return nil
 	}
-	if err == nil && len(required) > 0 {
-		more, derr := addDeps(ctx, pipe, required, opts.TrustDeps, inst.Prepare, req)
-		entries, err = append(entries, more...), derr
+	if err != nil {
+		depEntries = dropUnneeded(ctx, store, opts.IO.ErrOut, required, depEntries, entries)
 	}
+	entries = append(depEntries, entries...)
 	for _, e := range entries {
 		printInstalled(opts.IO.ErrOut, e)
 	}

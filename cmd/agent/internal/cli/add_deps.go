@@ -225,8 +225,49 @@ func auditDeps(ctx context.Context, pipe *registry.Pipeline, progress io.Writer,
 	return errors.Join(errs...)
 }
 
+// dropUnneeded removes the dependencies add installed (deps) that no
+// skill it installed (named) requires any more, after the named skills or
+// a later dependency failed: an add that fails leaves nothing behind. It
+// returns the dependencies that stay.
+func dropUnneeded(ctx context.Context, store *registry.Store, errOut io.Writer, graph []deps.Node, deps, named []registry.Entry) []registry.Entry {
+	kept := map[string]bool{}
+	for _, e := range named {
+		kept[e.Canonical] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, n := range graph {
+			if kept[n.Name] {
+				continue
+			}
+			for _, by := range n.Requirers {
+				if kept[by] {
+					kept[n.Name], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	var stay []registry.Entry
+	for i := len(deps) - 1; i >= 0; i-- {
+		e := deps[i]
+		if kept[e.Canonical] {
+			stay = append([]registry.Entry{e}, stay...)
+			continue
+		}
+		if _, err := store.Remove(ctx, e.Canonical); err != nil {
+			fmt.Fprintf(errOut, "warning: %s was installed for a skill that failed to install, and removing it failed: %v; remove it with 'agent skill remove %s'\n", e.Canonical, err, e.Canonical)
+			stay = append([]registry.Entry{e}, stay...)
+			continue
+		}
+		fmt.Fprintf(errOut, "Removed %s again: the skill that required it was not installed\n", e.Canonical)
+	}
+	return stay
+}
+
 // addDeps installs the resolved dependencies, each from its source; they
-// were audited before anything was written (auditDeps).
+// were audited before anything was written (auditDeps). The first that
+// fails ends it: the ones before it are returned with its error.
 func addDeps(ctx context.Context, pipe *registry.Pipeline, ns []deps.Node, trusted bool, prep registry.Prepare, req registry.AddRequest) ([]registry.Entry, error) {
 	var out []registry.Entry
 	for _, n := range ns {
