@@ -9,6 +9,12 @@ import (
 // missing or at a version a constraint refuses. A skill whose SKILL.md
 // does not load or parse requires nothing here; check reports it anyway.
 func Dependencies(entries []Entry) ([]deps.Edge, []deps.Unmet) {
+	return deps.Check(InstalledDeps(entries))
+}
+
+// InstalledDeps is what the dependency checks need of each installed
+// skill fetched from a source.
+func InstalledDeps(entries []Entry) []deps.Installed {
 	var in []deps.Installed
 	for _, e := range entries {
 		if !e.fetched() {
@@ -20,5 +26,5 @@ func Dependencies(entries []Entry) ([]deps.Edge, []deps.Unmet) {
 		}
 		in = append(in, d)
 	}
-	return deps.Check(in)
+	return in
 }

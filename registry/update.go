@@ -39,6 +39,8 @@ type UpdatePlan struct {
 	OldVersion string   `json:"old_version,omitempty"`
 	NewVersion string   `json:"new_version,omitempty"`
 	LocalEdits []string `json:"local_edits,omitempty"` // files changed in the installed folder; discarded by the update
+	// Requires is the new version's agent.requires (SPEC §21).
+	Requires []manifest.Requirement `json:"-"`
 }
 
 // UpdateResult is one skill's outcome.
@@ -167,6 +169,9 @@ func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, pr
 		version = m.Version
 	}
 	res.NewSHA, res.NewVersion = newSHA, version
+	if res.Requires, err = m.Requires(); err != nil {
+		return res, fmt.Errorf("its new version at %s: %w", gitsrc.Short(newSHA), err)
+	}
 	res.LocalEdits = s.editsOf(snap, e)
 	if req.DryRun {
 		res.Status = StatusWouldUpdate

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -61,11 +59,7 @@ func Check(skills []Installed) ([]Edge, []Unmet) {
 				continue
 			}
 			edges = append(edges, Edge{From: s.Name, To: t.Name, Req: r})
-			var v *semver.Version
-			if pv, err := semver.NewVersion(t.Version); err == nil {
-				v = pv
-			}
-			if !satisfies(v, r.Constraint) {
+			if !satisfies(parse(t.Version), r.Constraint) {
 				unmet = append(unmet, Unmet{Skill: s.Name, Req: r, Found: t.Name, Have: t.Version})
 			}
 		}

@@ -239,18 +239,23 @@ func pick(name string, cs []Candidate, ws []want) (Candidate, error) {
 }
 
 func satisfiesAll(c Candidate, ws []want) (*semver.Version, bool) {
-	var v *semver.Version
-	if c.Version != "" {
-		if pv, err := semver.NewVersion(c.Version); err == nil {
-			v = pv
-		}
-	}
+	v := parse(c.Version)
 	for _, w := range ws {
 		if !satisfies(v, w.req.Constraint) {
 			return nil, false
 		}
 	}
 	return v, true
+}
+
+// parse is v as semver, or nil: an unversioned skill, or a version that
+// is not semver, satisfies only "*".
+func parse(v string) *semver.Version {
+	pv, err := semver.NewVersion(v)
+	if err != nil {
+		return nil
+	}
+	return pv
 }
 
 func satisfies(v *semver.Version, constraint string) bool {

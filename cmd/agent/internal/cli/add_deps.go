@@ -131,22 +131,33 @@ func (f *depFinder) Find(ctx context.Context, r manifest.Requirement) ([]deps.Ca
 // written: the dependencies to add (installed ones that satisfy their
 // constraints are left alone), or why the graph cannot be installed.
 func resolveAdd(ctx context.Context, store *registry.Store, pipe *registry.Pipeline, progress io.Writer, src gitsrc.Source, rs []registry.Reviewed) ([]deps.Node, error) {
-	f := &depFinder{pipe: pipe, progress: progress, found: map[string]fetchedAt{}, roots: map[string]deps.Candidate{}}
-	var roots []manifest.Requirement
+	var roots []deps.Candidate
+	var reqs []manifest.Requirement
 	any := false
 	for _, r := range rs {
-		reqs, err := r.Manifest.Requires()
+		rq, err := r.Manifest.Requires()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Canonical, err)
 		}
-		any = any || len(reqs) > 0
-		f.roots[depKey(src.URL, r.Path)] = deps.Candidate{Name: r.Canonical, Version: r.Manifest.Version, Requires: reqs, Source: depKey(src.URL, r.Path)}
-		roots = append(roots, manifest.Requirement{Source: src.URL, Path: strings.Trim(r.Path, "/."), Constraint: "*"})
+		any = any || len(rq) > 0
+		roots = append(roots, deps.Candidate{Name: r.Canonical, Version: r.Manifest.Version, Requires: rq, Source: depKey(src.URL, r.Path)})
+		reqs = append(reqs, manifest.Requirement{Source: src.URL, Path: strings.Trim(r.Path, "/."), Constraint: "*"})
 	}
 	if !any {
 		return nil, nil
 	}
-	g, err := deps.Resolve(ctx, roots, f)
+	return resolveFrom(ctx, store, pipe, progress, roots, reqs)
+}
+
+// resolveFrom resolves the graph below roots (the skills being added or
+// moved, each with its requirement) and returns the dependencies it would
+// install: what no installed skill already provides.
+func resolveFrom(ctx context.Context, store *registry.Store, pipe *registry.Pipeline, progress io.Writer, roots []deps.Candidate, reqs []manifest.Requirement) ([]deps.Node, error) {
+	f := &depFinder{pipe: pipe, progress: progress, found: map[string]fetchedAt{}, roots: map[string]deps.Candidate{}}
+	for _, c := range roots {
+		f.roots[c.Source] = c
+	}
+	g, err := deps.Resolve(ctx, reqs, f)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +165,7 @@ func resolveAdd(ctx context.Context, store *registry.Store, pipe *registry.Pipel
 	for _, n := range g.Nodes {
 		d, ok := n.Data.(depData)
 		if !ok {
-			continue // one the user named
+			continue // a root
 		}
 		if e, err := store.Get(n.Name); err == nil {
 			if depKey(e.URL, e.Subdir) != n.Source {

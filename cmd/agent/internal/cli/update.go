@@ -2,16 +2,17 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/agentskills/agent/internal/app/install"
 	"github.com/agentskills/agent/internal/app/workspace"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/deps"
+	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -24,14 +25,17 @@ type updateOptions struct {
 	// Go tools becomes placed (see registerMCPForPlaced).
 	RegisterMCP func(client string) (path string, wrote bool, err error)
 
-	Names  []string
-	All    bool
-	Yes    bool
-	DryRun bool
+	Config func() (*Config, error)
+
+	Names     []string
+	All       bool
+	Yes       bool
+	DryRun    bool
+	TrustDeps bool
 }
 
 func newCmdUpdate(f *Factory, runF func(context.Context, *updateOptions) error) *cobra.Command {
-	opts := &updateOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, RegisterMCP: f.registerPlacedMCP}
+	opts := &updateOptions{IO: f.IO, Store: f.Store, Installer: f.installer, Placer: f.placements, RegisterMCP: f.registerPlacedMCP, Config: f.Config}
 	cmd := &cobra.Command{
 		Use:   "update [name ...]",
 		Short: "Move installed skills to their newest allowed commit",
@@ -46,6 +50,12 @@ func newCmdUpdate(f *Factory, runF func(context.Context, *updateOptions) error) 
 			terminal --yes is required. Local edits in the skill's folder are
 			discarded, after a warning. The plugin is rebuilt and its tools
 			described again; on any failure the old version stays installed.
+
+			Skills that require skills (agent.requires) move together: a new
+			version that a requirer's constraint refuses is held, naming the
+			requirer, and so is one whose new requirements the others will not
+			meet. What a new version newly requires is installed first, audited
+			as add does, and untrusted unless --trust-deps.
 		`),
 		Example: dedent(`
 			# see what would change
@@ -71,6 +81,7 @@ func newCmdUpdate(f *Factory, runF func(context.Context, *updateOptions) error) 
 	cmd.Flags().BoolVar(&opts.All, "all", false, "update every installed skill")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
+	cmd.Flags().BoolVar(&opts.TrustDeps, "trust-deps", false, "trust the skills a new version newly requires (agent.requires), as add --trust-deps does")
 	return cmd
 }
 
@@ -95,48 +106,165 @@ func updateRun(ctx context.Context, opts *updateOptions) error {
 	defer settlePlacements(opts.Placer, opts.RegisterMCP, opts.IO, store, before)
 	progress := opts.IO.Progress()
 	errOut := opts.IO.ErrOut
-	// The graph moves within its constraints: a skill whose new version an
-	// installed skill's agent.requires refuses stays where it is.
-	edges, _ := registry.Dependencies(before)
-	results, err := registry.NewPipeline(store).Update(ctx, registry.UpdateRequest{
+	pipe := registry.NewPipeline(store)
+	base := registry.UpdateRequest{
 		Names:        opts.Names,
 		All:          opts.All,
-		DryRun:       opts.DryRun,
 		AgentVersion: Version,
 		Progress:     progress,
 		Warn:         opts.IO.Warn,
-		Confirm: func(p registry.UpdatePlan) (bool, error) {
-			if why := outsideConstraints(edges, p); why != "" {
-				fmt.Fprintf(errOut, "%s: held at %s: %s\n", p.Name, versionOrDash(p.OldVersion), why)
-				return false, nil
-			}
-			// With --yes nothing is asked, and the result line on stdout
-			// says old → new once.
-			if !opts.Yes {
-				fmt.Fprintf(errOut, "%s: %s\n", p.Name, workspace.EscapeTerminal(describePlan(p)))
-			}
-			if len(p.LocalEdits) > 0 {
-				fmt.Fprintf(errOut, "warning: %s has local edits that will be discarded: %s\n", p.Name, strings.Join(p.LocalEdits, ", "))
-			}
-			if opts.Yes {
-				return true, nil
-			}
+	}
+	// First a look at every new version, changing nothing: the graph
+	// moves within its constraints, and each move is judged against the
+	// others' new agent.requires, not only the installed ones (deps.Settle).
+	look := base
+	look.DryRun = true
+	plans, lookErr := pipe.Update(ctx, look, inst.Prepare)
+	moves := map[string]deps.Move{}
+	planned := map[string]registry.UpdatePlan{}
+	var movers []string
+	for _, r := range plans {
+		if r.Status == registry.StatusWouldUpdate {
+			moves[r.Name] = deps.Move{Version: r.NewVersion, Requires: r.Requires}
+			planned[r.Name] = r.UpdatePlan
+			movers = append(movers, r.Name)
+		}
+	}
+	held, missing := deps.Settle(registry.InstalledDeps(before), moves)
+	for _, name := range movers {
+		if why := held[name]; why != "" {
+			fmt.Fprintf(errOut, "%s: held at %s: %s\n", name, versionOrDash(planned[name].OldVersion), why)
+		}
+	}
+	needs := map[string][]deps.Unmet{}
+	for _, u := range missing {
+		needs[u.Skill] = append(needs[u.Skill], u)
+	}
+	if opts.DryRun || len(movers) == 0 {
+		for _, u := range missing {
+			fmt.Fprintf(errOut, "%s: its new version requires %s, which update would install\n", u.Skill, u.Req)
+		}
+		printUpdates(opts.IO, plans, held)
+		if len(plans) == 0 && lookErr == nil {
+			fmt.Fprintln(errOut, "No skills installed from git; nothing to update.")
+		}
+		return lookErr
+	}
+	var cfg *Config
+	if len(missing) > 0 {
+		if cfg, err = opts.Config(); err != nil {
+			return err
+		}
+	}
+	type newlyAdded struct {
+		graph []deps.Node
+		added []registry.Entry
+	}
+	newDeps := map[string]newlyAdded{}
+	req := base
+	req.Names, req.All = movers, false
+	req.Confirm = func(p registry.UpdatePlan) (bool, error) {
+		if held[p.Name] != "" {
+			return false, nil
+		}
+		if p.NewSHA != planned[p.Name].NewSHA {
+			fmt.Fprintf(errOut, "%s: held: it moved again while updating (now %s); run update again\n", p.Name, shortSHA(p.NewSHA))
+			return false, nil
+		}
+		// With --yes nothing is asked, and the result line on stdout
+		// says old → new once.
+		if !opts.Yes {
+			fmt.Fprintf(errOut, "%s: %s\n", p.Name, workspace.EscapeTerminal(describePlan(p)))
+		}
+		if len(p.LocalEdits) > 0 {
+			fmt.Fprintf(errOut, "warning: %s has local edits that will be discarded: %s\n", p.Name, strings.Join(p.LocalEdits, ", "))
+		}
+		ok := opts.Yes
+		if !ok {
 			if !opts.IO.CanPrompt() {
 				return false, errUpdateNoTTY
 			}
-			return confirm(opts.IO, fmt.Sprintf("Update %s?", p.Name))
-		},
-	}, inst.Prepare)
-	if len(results) == 0 && err == nil {
-		fmt.Fprintln(errOut, "No skills installed from git; nothing to update.")
+			var err error
+			if ok, err = confirm(opts.IO, fmt.Sprintf("Update %s?", p.Name)); err != nil || !ok {
+				return false, err
+			}
+		}
+		// What the new version newly requires is installed first: if
+		// that fails, the skill stays at its old version.
+		if len(needs[p.Name]) > 0 {
+			ns, added, err := installNewlyRequired(ctx, opts, cfg, store, pipe, inst, p)
+			newDeps[p.Name] = newlyAdded{ns, added}
+			if err != nil {
+				return false, err
+			}
+		}
+		return true, nil
 	}
+	results, err := pipe.Update(ctx, req, inst.Prepare)
+	byName := map[string]registry.UpdateResult{}
+	for _, r := range results {
+		byName[r.Name] = r
+	}
+	// A skill that did not move after all needs none of what was
+	// installed for it.
+	for name, a := range newDeps {
+		if byName[name].Status != registry.StatusUpdated {
+			dropUnneeded(ctx, store, errOut, a.graph, a.added, nil)
+		}
+	}
+	for i, r := range plans {
+		if u, ok := byName[r.Name]; ok {
+			plans[i] = u
+		} else if r.Status == registry.StatusWouldUpdate {
+			plans[i].Status = registry.StatusDeclined
+		}
+	}
+	printUpdates(opts.IO, plans, held)
+	return errors.Join(lookErr, err)
+}
+
+// printUpdates writes one line per skill.
+func printUpdates(io *IOStreams, results []registry.UpdateResult, held map[string]string) {
 	for _, r := range results {
 		if r.Status == registry.StatusWouldUpdate && len(r.LocalEdits) > 0 {
-			fmt.Fprintf(errOut, "warning: %s has local edits that an update would discard: %s\n", r.Name, strings.Join(r.LocalEdits, ", "))
+			fmt.Fprintf(io.ErrOut, "warning: %s has local edits that an update would discard: %s\n", r.Name, strings.Join(r.LocalEdits, ", "))
 		}
-		fmt.Fprintf(opts.IO.Out, "%s: %s\n", r.Name, workspace.EscapeTerminal(describeResult(r)))
+		if r.Status == registry.StatusWouldUpdate && held[r.Name] != "" {
+			r.Status = registry.StatusDeclined
+		}
+		fmt.Fprintf(io.Out, "%s: %s\n", r.Name, workspace.EscapeTerminal(describeResult(r)))
 	}
-	return err
+}
+
+// installNewlyRequired resolves and installs what p's new version
+// requires that no installed skill provides, as add does: listed, audited
+// before anything is written, trusted only with --trust-deps or for an
+// accepted signer's signature.
+func installNewlyRequired(ctx context.Context, opts *updateOptions, cfg *Config, store *registry.Store, pipe *registry.Pipeline, inst *install.Preparer, p registry.UpdatePlan) ([]deps.Node, []registry.Entry, error) {
+	e, err := store.Get(p.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	progress := opts.IO.Progress()
+	src := gitsrc.Recorded(e.URL)
+	root := deps.Candidate{Name: e.Canonical, Version: p.NewVersion, Requires: p.Requires, Source: depKey(e.URL, e.Subdir)}
+	ns, err := resolveFrom(ctx, store, pipe, progress, []deps.Candidate{root}, []manifest.Requirement{{Source: src.URL, Path: strings.Trim(e.Subdir, "/."), Constraint: "*"}})
+	if err != nil {
+		return nil, nil, err
+	}
+	writeDeps(opts.IO.ErrOut, ns, opts.TrustDeps)
+	gate := newAuditGate(cfg, opts.IO.ErrOut, nil, "add it yourself with 'agent skill add' and --trust=%s to install it anyway")
+	if err := auditDeps(ctx, pipe, progress, ns, gate); err != nil {
+		return nil, nil, err
+	}
+	added, err := addDeps(ctx, pipe, ns, opts.TrustDeps, inst.Prepare, registry.AddRequest{AgentVersion: Version, Progress: progress, Warn: opts.IO.Warn})
+	if err != nil {
+		return ns, dropUnneeded(ctx, store, opts.IO.ErrOut, ns, added, nil), err
+	}
+	for _, a := range added {
+		printInstalled(opts.IO.ErrOut, a)
+	}
+	return ns, added, gate.save(store.Home, added)
 }
 
 // describePlan renders "abc1234 → def5678 (1.0.0 → 1.1.0)".
@@ -162,20 +290,4 @@ func describeResult(r registry.UpdateResult) string {
 		return "updated " + describePlan(r.UpdatePlan)
 	}
 	return fmt.Sprintf("%v %s", r.Status, describePlan(r.UpdatePlan))
-}
-
-// outsideConstraints says which installed skill's agent.requires refuses
-// p's new version; "" when none does.
-func outsideConstraints(edges []deps.Edge, p registry.UpdatePlan) string {
-	for _, e := range edges {
-		if e.To != p.Name || e.Req.Constraint == "*" {
-			continue
-		}
-		c, err := semver.NewConstraint(e.Req.Constraint)
-		v, verr := semver.NewVersion(p.NewVersion)
-		if err == nil && (verr != nil || !c.Check(v)) {
-			return fmt.Sprintf("%s requires %s@%s, and the new version is %s", e.From, p.Name, e.Req.Constraint, versionOrDash(p.NewVersion))
-		}
-	}
-	return ""
 }
