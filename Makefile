@@ -10,6 +10,10 @@ FUZZTIME  ?= 30s
 # fuzz workers per target (the machine is shared; raise it on your own)
 FUZZPAR   ?= 1
 BENCHCOUNT ?= 6
+# A -race binary sleeps 1 s before it exits (the race runtime's
+# atexit_sleep_ms), and the tests start thousands of agent and plugin
+# processes: that sleep was most of the suite's wall time (docs/development.md).
+export GORACE ?= atexit_sleep_ms=0
 
 BENCHSTAT          := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
