@@ -99,14 +99,17 @@ func TestDocsCodeBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append([]string{filepath.Join(root, "README.md")}, files...)
+	// A guide's reader has installed agent as the README says: make build,
+	// once, in a clone of its own; the files run at once, each in its clone.
+	bin := buildAgent(t, root)
 	for _, file := range files {
 		rel, _ := filepath.Rel(root, file)
 		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
 			var script strings.Builder
 			script.WriteString("set -euo pipefail\n")
 			if rel != "README.md" {
-				// A guide's reader has installed agent as the README says.
-				script.WriteString("make -s build >/dev/null && export PATH=\"$PWD/bin:$PATH\"\n")
+				script.WriteString("export PATH=" + strconv.Quote(bin) + ":\"$PATH\"\n")
 			}
 			ran := 0
 			for _, b := range codeBlocks(t, file) {
@@ -127,16 +130,28 @@ func TestDocsCodeBlocks(t *testing.T) {
 			if ran == 0 {
 				return
 			}
-			runBlocks(t, root, script.String())
+			runBlocks(t, root, "", script.String())
 		})
 	}
 }
 
-// runBlocks runs script in a fresh clone of root with a fresh AGENT_HOME
-// and HOME; the go caches stay the user's, so that builds are warm.
-func runBlocks(t *testing.T, root, script string) {
+// buildAgent runs make build in a fresh clone of root and returns the
+// folder that holds the agent it built.
+func buildAgent(t *testing.T, root string) string {
 	t.Helper()
 	tmp := t.TempDir()
+	runBlocks(t, root, tmp, "set -euo pipefail\nmake -s build >/dev/null\n")
+	return filepath.Join(tmp, "agent", "bin")
+}
+
+// runBlocks runs script in a fresh clone of root with a fresh AGENT_HOME
+// and HOME, under tmp (a new temporary folder when ""); the go caches stay
+// the user's, so that builds are warm.
+func runBlocks(t *testing.T, root, tmp, script string) {
+	t.Helper()
+	if tmp == "" {
+		tmp = t.TempDir()
+	}
 	clone := filepath.Join(tmp, "agent")
 	if out, err := exec.Command("git", "clone", "-q", root, clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone %s: %v\n%s", root, err, out)

@@ -18,6 +18,7 @@ import (
 // cancellation notification SHOULD NOT send a response"), and the server
 // answers the next request.
 func TestCancelledGetsNoResponse(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	stdin, stdout := startRaw(t, home)
 	send := func(line string) {

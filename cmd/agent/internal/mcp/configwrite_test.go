@@ -12,6 +12,7 @@ import (
 )
 
 func TestWriteConfig(t *testing.T) {
+	t.Parallel()
 	l := Launch{Command: "/opt/agent", Args: []string{"mcp"}, Env: map[string]string{"AGENT_SKILLS": "all"}}
 	tests := []struct {
 		name, client, old string
@@ -95,6 +96,7 @@ func TestWriteConfig(t *testing.T) {
 }
 
 func TestWriteConfigRefusesBadFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for client, bad := range map[string]string{"claude": "{\"mcpServers\": [", "codex": "[mcp_servers\n", "cursor": "[1, 2]"} {
 		target, _ := ConfigTargetOf(client, dir, dir)

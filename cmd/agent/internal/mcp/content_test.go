@@ -11,6 +11,7 @@ import (
 )
 
 func TestBinaryContentConvention(t *testing.T) {
+	t.Parallel()
 	ref := &workspace.ToolRef{Skill: "base", Name: "read_pdf_file"}
 	data := base64.StdEncoding.EncodeToString([]byte("bytes"))
 	cases := []struct {

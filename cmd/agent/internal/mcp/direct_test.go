@@ -19,6 +19,7 @@ import (
 // and one through go-sdk's dispatch, and wants the same answers: the
 // direct path may only be faster, never different.
 func TestDirectCallsAnswerAsSDK(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	newServer := func(viaSDK bool) *mcp.Server {
 		srv, err := mcp.New(context.Background(), mcp.Options{

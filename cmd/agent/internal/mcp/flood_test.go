@@ -240,6 +240,7 @@ func (b bearerOn) RoundTrip(r *http.Request) (*http.Response, error) {
 // ends its connection (Connection: close); one with the token keeps it
 // alive for the next request (the control).
 func TestHTTP401Closes(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	url, _ := httpServer(t, home, "--token", "s3cret")
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), mcp.Path)

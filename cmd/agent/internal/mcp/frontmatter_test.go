@@ -7,6 +7,7 @@ import (
 )
 
 func TestFrontmatterValues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		md   string

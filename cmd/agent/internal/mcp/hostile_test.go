@@ -84,6 +84,7 @@ func (z *zeros) Read(p []byte) (int, error) {
 // valid token is refused while it is read, and the server's memory stays
 // bounded (SPEC §13).
 func TestHTTPHostileRequests(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	url, _, cmd := startHTTP(t, home, "--token", "s3cret")
 	auth := map[string]string{"Authorization": "Bearer s3cret"}
@@ -157,6 +158,7 @@ func TestHTTPHostileRequests(t *testing.T) {
 // TestHTTPBindRefusedWritesNothing: when the address is taken, `agent mcp
 // --http` fails and leaves no generated token behind.
 func TestHTTPBindRefusedWritesNothing(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +185,7 @@ func TestHTTPBindRefusedWritesNothing(t *testing.T) {
 // TestStdioEOFDrains: a client that writes its requests and closes stdin
 // at once (a shell pipe) gets every answer before the server exits.
 func TestStdioEOFDrains(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	var in bytes.Buffer
 	in.WriteString(initializeBody + "\n")

@@ -104,6 +104,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // rebinding) is 403, a non-loopback address is refused; a generated token
 // is kept in $AGENT_HOME/state and printed once.
 func TestHTTP(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	url, _ := httpServer(t, home, "--token", "s3cret")
 	if !strings.HasSuffix(url, "/mcp") {
@@ -178,6 +179,7 @@ func TestHTTP(t *testing.T) {
 // TestHTTPSessionClosedCancels: a client that ends its HTTP session
 // (DELETE /mcp) while a call runs cancels that plugin call.
 func TestHTTPSessionClosedCancels(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	url, _ := httpServer(t, home, "--token", "t0k")
 	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "test", Version: "1"}, nil)

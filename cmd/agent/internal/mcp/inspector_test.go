@@ -91,6 +91,7 @@ func runInspectorExit(t *testing.T, code int, args ...string) map[string]any {
 // TestInspector drives agent mcp with a client nobody here wrote: the MCP
 // inspector's CLI from npm, over stdio and over --http.
 func TestInspector(t *testing.T) {
+	t.Parallel()
 	inspector(t)
 	home := sharedHome(t)
 	url, _ := httpServer(t, home, "--token", "insp3ctor")

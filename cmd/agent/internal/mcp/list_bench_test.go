@@ -180,6 +180,7 @@ func benchListRoundTrip(b *testing.B) {
 // TestLazyTokens is SPEC §11's --lazy row: tools/list of 10 skills × 10
 // tools in lazy mode holds ≤ 10% of the cl100k_base tokens of full mode.
 func TestLazyTokens(t *testing.T) {
+	t.Parallel()
 	full, lazy := listTokens(t, false), listTokens(t, true)
 	ratio := float64(lazy) / float64(full)
 	t.Logf("tools/list tokens, 10 skills × 10 tools: full %d, --lazy %d (%.1f%%)", full, lazy, 100*ratio)

@@ -15,6 +15,7 @@ import (
 // TestToolsListCached: the prepared answer is exactly go-sdk's: a list
 // with _meta, which bypasses the cache, gives the same result.
 func TestToolsListCached(t *testing.T) {
+	t.Parallel()
 	srv, err := mcp.New(context.Background(), mcp.Options{Load: syntheticWorkspace(t, 5, 3), IdleTimeout: -1})
 	if err != nil {
 		t.Fatal(err)

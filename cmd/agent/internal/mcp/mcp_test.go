@@ -89,6 +89,7 @@ func echoPID(t *testing.T, s *session) int {
 // object input schemas; results as structuredContent and text; tool errors
 // as isError with code and message.
 func TestTools(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	s := connect(t, home, nil)
 
@@ -186,6 +187,7 @@ func children(pid int) []int {
 // TestPrompts: a user-invocable skill is a prompt with one "arguments"
 // argument described by argument-hint; getting it fills $ARGUMENTS.
 func TestPrompts(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	s := connect(t, home, nil)
 	res, err := s.ListPrompts(context.Background(), nil)
@@ -218,6 +220,7 @@ func TestPrompts(t *testing.T) {
 // TestResources: each active skill's files are listed as
 // skill://<name>/<path> without content and read on demand.
 func TestResources(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	s := connect(t, home, nil)
 	res, err := s.ListResources(context.Background(), nil)
@@ -248,6 +251,7 @@ func TestResources(t *testing.T) {
 // TestListChanged: add, remove, untrust and trust while a session is open
 // send list_changed for tools, prompts and resources, and the lists follow.
 func TestListChanged(t *testing.T) {
+	t.Parallel()
 	home := newHome(t, "probe")
 	var tools, prompts, resources atomic.Int32
 	changed := make(chan string, 64)
@@ -318,6 +322,7 @@ func TestListChanged(t *testing.T) {
 
 // TestWarmConcurrentCalls: concurrent calls share one warm plugin process.
 func TestWarmConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	s := connect(t, home, nil)
 	first := echoPID(t, s)
@@ -352,6 +357,7 @@ func TestWarmConcurrentCalls(t *testing.T) {
 // TestCancel: a client cancelling a slow call (notifications/cancelled)
 // cancels the plugin call; the next call works on the same plugin.
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	s := connect(t, home, nil)
 	pid := echoPID(t, s)
@@ -381,6 +387,7 @@ func TestCancel(t *testing.T) {
 // TestProgress: a client's progress token gets elapsed-time notifications
 // while the call runs.
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	var mu sync.Mutex
 	var got []*sdkmcp.ProgressNotificationParams
@@ -412,6 +419,7 @@ func TestProgress(t *testing.T) {
 // TestCrash: a crash is one plugin_crashed error; the next call restarts
 // the plugin.
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	s := connect(t, home, nil)
 	pid := echoPID(t, s)
@@ -427,6 +435,7 @@ func TestCrash(t *testing.T) {
 // TestBinaryContent: {mime_type, data} results are MCP image content for
 // image/* and an embedded resource blob otherwise.
 func TestBinaryContent(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	s := connect(t, home, nil)
 	png := call(t, s, "image", map[string]any{})
@@ -448,6 +457,7 @@ func TestBinaryContent(t *testing.T) {
 // use_skill returns the skill's body and its tools' schemas; call_tool
 // calls them.
 func TestLazy(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	s := connect(t, home, nil, "--lazy")
 	names := toolNames(t, s)
@@ -482,6 +492,7 @@ func TestLazy(t *testing.T) {
 // TestShutdown: stdin EOF and SIGTERM end the server cleanly with every
 // plugin gone.
 func TestShutdown(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	for _, how := range []string{"stdin EOF", "SIGTERM"} {
 		t.Run(how, func(t *testing.T) {
@@ -519,6 +530,7 @@ func TestShutdown(t *testing.T) {
 // TestIdleTimeout: a plugin unused for --idle-timeout is stopped and
 // starts again on the next call.
 func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	s := connect(t, home, nil, "--idle-timeout", "300ms")
 	pid := echoPID(t, s)
@@ -533,6 +545,7 @@ func TestIdleTimeout(t *testing.T) {
 // TestConfig: `agent mcp config <client>` prints a snippet that runs this
 // binary's `mcp`; an unknown client is a usage error.
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, client := range []string{"claude", "cursor", "vscode"} {
 		out, err := exec.Command(agentBin, "mcp", "config", client, "--lazy").Output()

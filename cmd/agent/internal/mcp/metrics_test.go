@@ -28,6 +28,7 @@ import (
 // that crashes it) the counters, the latency histogram and the plugin
 // starts say so, and Prometheus' own promtool accepts the exposition.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	url, _ := httpServer(t, home, "--token", "m3trics")
 	metricsURL := strings.TrimSuffix(url, "/mcp") + "/metrics"

@@ -77,6 +77,7 @@ func must(t *testing.T, err error) {
 // caching fields. Tested with go-sdk's client (the TypeScript clients stop
 // at 2025-11-25).
 func TestProtocol20260728(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	cs := connectAt(t, home, "2026-07-28", "all", "--lazy")
 	if got := cs.InitializeResult().ProtocolVersion; got != "2026-07-28" {
@@ -146,6 +147,7 @@ func TestProtocol20260728(t *testing.T) {
 // with sdk.NewTool options, through describe and the registry to MCP;
 // outputSchema comes from a typed result.
 func TestToolAnnotations(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	cs := connectAt(t, home, "2025-11-25", "probe,notes,base")
 	res, err := cs.ListTools(context.Background(), nil)

@@ -29,6 +29,7 @@ import (
 // goes away mid-call, cancel their plugin calls; and a SIGKILLed server
 // leaves no process behind.
 func TestReliabilityMCP(t *testing.T) {
+	t.Parallel()
 	const clients, perClient = 20, 500
 	home := sharedHome(t)
 	url, stderr := httpServer(t, home, "--token", "rel")

@@ -94,6 +94,7 @@ type skillsReport struct {
 // checks that it read every file of every skill, walked every folder, and
 // got -32602 for an unknown skill and for a file read as a folder.
 func TestSkillsClient(t *testing.T) {
+	t.Parallel()
 	node := skillsClient(t)
 	home := sharedHome(t)
 	// Python's bytecode cache beside a script is never part of a skill.

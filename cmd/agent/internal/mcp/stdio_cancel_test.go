@@ -9,6 +9,7 @@ import (
 )
 
 func TestLineConnDropsCancelled(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		input   []string

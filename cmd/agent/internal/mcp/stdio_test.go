@@ -52,6 +52,7 @@ func connOver(t *testing.T, input string) (*lineConn, *bytes.Buffer) {
 }
 
 func TestLineConnRead(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		lines []string // one message each
@@ -88,6 +89,7 @@ func TestLineConnRead(t *testing.T) {
 }
 
 func TestLineConnReadErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, line string
 	}{
@@ -116,6 +118,7 @@ func TestLineConnReadErrors(t *testing.T) {
 }
 
 func TestLineConnWrite(t *testing.T) {
+	t.Parallel()
 	result := json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"structuredContent":{"text":"hi"}}`)
 	tests := []struct {
 		name string
@@ -145,6 +148,7 @@ func TestLineConnWrite(t *testing.T) {
 // TestLineConnBatch: the responses to a batch go out together, in the
 // batch's order, once the last one is written.
 func TestLineConnBatch(t *testing.T) {
+	t.Parallel()
 	c, out := connOver(t, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"tools/list"}]`+"\n")
 	var calls []*jsonrpc.Request
 	for range 3 {
@@ -213,6 +217,7 @@ func FuzzDecodeMessage(f *testing.F) {
 // came in the same write as the call (buffered) or later (after
 // inlineFor); the call's answer is written when it ends.
 func TestInlineHandsOverReading(t *testing.T) {
+	t.Parallel()
 	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`
 	const next = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 	for _, tc := range []struct {

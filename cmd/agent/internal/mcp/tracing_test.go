@@ -23,6 +23,7 @@ var traceEnv = []string{"OTEL_TRACES_EXPORTER=file", "OTEL_BSP_SCHEDULE_DELAY=50
 // the call's execute_tool is its child, and the plugin's own span is in
 // the same trace below that. On stdio and on streamable HTTP.
 func TestMCPServerSpans(t *testing.T) {
+	t.Parallel()
 	home := sharedHome(t)
 	for _, tc := range []struct {
 		name      string
