@@ -184,7 +184,7 @@ func TestDeclaredLinks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(bin, filepath.Join(w, "f"))
-			cmd.Env = []string{"SANDBOX_HELPER=write"}
+			cmd.Env = helperEnv("SANDBOX_HELPER=write")
 			release, err := Start(cmd, declare(tc.read, tc.write), (*exec.Cmd).Start)
 			if err == nil {
 				_ = cmd.Wait()

@@ -37,6 +37,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// helperEnv is the environment of a helper: kv, and GORACE when set, so
+// that a -race helper does not sleep a second before it exits (make test
+// sets atexit_sleep_ms=0).
+func helperEnv(kv ...string) []string {
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		kv = append(kv, "GORACE="+v)
+	}
+	return kv
+}
+
 // helper is testprobe.Try, and what only this package's tests try:
 // signal the host, set lo up, and "bare" (no capability left, and
 // no_new_privs set).
@@ -106,7 +116,7 @@ func helper(op, arg string) error {
 	case "daemon":
 		// A setsid child that outlives this one, its pid written to arg.
 		cmd := exec.Command("/proc/self/exe", "x")
-		cmd.Env = []string{"SANDBOX_HELPER=sleep"}
+		cmd.Env = helperEnv("SANDBOX_HELPER=sleep")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
 			return err
@@ -144,7 +154,7 @@ func run(t *testing.T, bin string, p Policy, op, arg string) (bool, string) {
 	t.Helper()
 	cmd := exec.Command(bin, arg)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	cmd.Env = []string{"SANDBOX_HELPER=" + op}
+	cmd.Env = helperEnv("SANDBOX_HELPER=" + op)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	release, err := Start(cmd, p, (*exec.Cmd).Start)
@@ -299,7 +309,7 @@ func TestUnprivileged(t *testing.T) {
 	bin, _ := self(t)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
 		bin, "-test.run=^(TestPolicy|TestHostStaysFree|TestProxy|TestHostile|TestDeclaredLinks|TestFallback)$", "-test.v")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/nonexistent"}
+	cmd.Env = helperEnv("PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/nonexistent")
 	out, err := cmd.CombinedOutput()
 	if err != nil || bytes.Contains(out, []byte("--- SKIP")) || !bytes.Contains(out, []byte("--- PASS: TestPolicy")) || !bytes.Contains(out, []byte("--- PASS: TestProxy")) || !bytes.Contains(out, []byte("--- PASS: TestHostile")) {
 		t.Fatalf("as nobody: %v\n%s", err, out)

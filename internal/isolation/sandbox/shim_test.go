@@ -60,7 +60,7 @@ func BenchmarkShim(b *testing.B) {
 // for it.
 func startHelper(b *testing.B, bin string, p Policy) {
 	cmd := exec.Command(bin, bin)
-	cmd.Env = []string{"SANDBOX_HELPER=read"}
+	cmd.Env = helperEnv("SANDBOX_HELPER=read")
 	release, err := Start(cmd, p, (*exec.Cmd).Start)
 	if err != nil {
 		b.Fatal(err)
