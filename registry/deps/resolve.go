@@ -191,8 +191,11 @@ func constraintsOf(ws []want) []string {
 }
 
 // Join is the constraint that allows what every one of cs allows. A
-// constraint's "||" binds looser than the AND of a space, so alternatives
-// are multiplied out: (a || b) and c is "a c || b c".
+// constraint's "||" binds looser than its ",", so alternatives are
+// multiplied out: (a || b) and c is "a, c || b, c". One difference stays:
+// Masterminds lets a prerelease through an AND group when any part names
+// a prerelease, so the join may allow a prerelease that a part refuses;
+// Resolve checks each requirer's own constraint again (pick).
 func Join(cs ...string) string {
 	alts := []string{""}
 	for _, c := range cs {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -177,4 +179,32 @@ func TestJoin(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzJoin: the joined constraint allows a version exactly when each of
+// its parts does, for every pair of constraints that parse and every
+// version without a prerelease (see Join).
+func FuzzJoin(f *testing.F) {
+	for _, s := range [][3]string{
+		{"^1", "<1.5", "1.4.0"}, {"<2 || >=3", "<3", "1.6.0"}, {"~1.2 || ^3", ">=1.2.5 <4 || =0.1.0", "3.1.0"},
+		{"*", "^2", "2.0.0"}, {">=1.0.0-rc.1", "<1.0.0", "0.9.0"}, {"1.x", "!=1.2.3", "1.2.3"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, a, b, v string) {
+		ca, erra := semver.NewConstraint(a)
+		cb, errb := semver.NewConstraint(b)
+		ver, errv := semver.NewVersion(v)
+		if erra != nil || errb != nil || errv != nil || ver.Prerelease() != "" || strings.TrimSpace(a) == "" || strings.TrimSpace(b) == "" {
+			return
+		}
+		j := Join(a, b)
+		cj, err := semver.NewConstraint(j)
+		if err != nil {
+			t.Fatalf("Join(%q, %q) = %q, which does not parse: %v", a, b, j, err)
+		}
+		if want := ca.Check(ver) && cb.Check(ver); cj.Check(ver) != want {
+			t.Fatalf("Join(%q, %q) = %q allows %s: %v; each part: %v, %v", a, b, j, v, cj.Check(ver), ca.Check(ver), cb.Check(ver))
+		}
+	})
 }
