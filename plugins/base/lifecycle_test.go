@@ -103,7 +103,9 @@ func TestCommandsDieWithThePlugin(t *testing.T) {
 
 func waitPID(t *testing.T, file string) int {
 	t.Helper()
-	for range 500 {
+	// Patient: under make test's parallel load, a sandboxed command has
+	// taken over 10 s to start. This waits for it; it times nothing.
+	for range 3000 {
 		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
 			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 			if err == nil {
