@@ -3,6 +3,7 @@
 package base
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"github.com/agentskills/agent/internal/testutil/nspid"
@@ -74,12 +75,16 @@ func TestCommandsDieWithThePlugin(t *testing.T) {
 			cmd := osexec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), helperEnv+"="+tc.helper, "BASE_TEST_PID="+pidFile, ConfigEnv+"="+string(cfg),
 				sdk.Handshake.MagicCookieKey+"="+sdk.Handshake.MagicCookieValue)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
 			// The pid the command wrote is its PID namespace's: find
 			// its own here while it runs.
-			pid := nspid.Host(cmd.Process.Pid, waitPID(t, pidFile))
+			pid := nspid.Host(cmd.Process.Pid, waitPID(t, pidFile, exited, &out))
 			if pid == 0 {
 				t.Fatal("the command's child is not running under the plugin")
 			}
@@ -88,7 +93,7 @@ func TestCommandsDieWithThePlugin(t *testing.T) {
 			} else {
 				_ = cmd.Process.Kill()
 			}
-			_ = cmd.Wait()
+			<-exited
 			for range 250 {
 				if syscall.Kill(pid, 0) != nil {
 					return
@@ -101,7 +106,9 @@ func TestCommandsDieWithThePlugin(t *testing.T) {
 	}
 }
 
-func waitPID(t *testing.T, file string) int {
+// waitPID waits for the command to write its pid, and fails with the
+// helper's exit and output if the helper ends first.
+func waitPID(t *testing.T, file string, exited <-chan error, out *bytes.Buffer) int {
 	t.Helper()
 	// Patient: under make test's parallel load, a sandboxed command has
 	// taken over 10 s to start. This waits for it; it times nothing.
@@ -112,7 +119,11 @@ func waitPID(t *testing.T, file string) int {
 				return pid
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case err := <-exited:
+			t.Fatalf("the helper ended before the command started: %v\n%s", err, out)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	t.Fatal("the command never started")
 	return 0
