@@ -178,8 +178,12 @@ func resolveFrom(ctx context.Context, store *registry.Store, pipe *registry.Pipe
 	return out, nil
 }
 
-// writeDeps lists, before the prompt, every dependency add would install.
-func writeDeps(w io.Writer, ns []deps.Node, trusted bool) {
+// writeDeps lists, before the prompt, every dependency add would install,
+// and which of them will be trusted: all with --trust-deps, else those
+// whose source has an accepted signer (the signature is then required,
+// and checked when it is fetched).
+func writeDeps(w io.Writer, store *registry.Store, ns []deps.Node, trusted bool) {
+	untrusted := 0
 	for _, n := range ns {
 		d := n.Data.(depData)
 		where := d.src.URL
@@ -188,9 +192,14 @@ func writeDeps(w io.Writer, ns []deps.Node, trusted bool) {
 		}
 		fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Skill %s %s, required by %s, from %s: %s\n", n.Name, versionOrDash(n.Version), strings.Join(n.Requirers, ", "), where, workspace.FirstLine(d.m.Description, 120))))
 		writeGrants(w, d.m.Permissions)
+		if keys, _ := store.Signatures.Keys(d.src.URL); !trusted && len(keys) > 0 {
+			fmt.Fprintln(w, "  trusted for its signature: an accepted signer is listed for its source, so it must be signed")
+		} else if !trusted {
+			untrusted++
+		}
 	}
-	if len(ns) > 0 && !trusted {
-		fmt.Fprintln(w, "The skills it requires are installed untrusted: trust each yourself, or add with --trust-deps.")
+	if untrusted > 0 {
+		fmt.Fprintln(w, "The skills it requires are installed untrusted: trust each yourself, or pass --trust-deps.")
 	}
 }
 
