@@ -21,8 +21,8 @@ type Eval struct {
 	// Files are paths inside the skill folder, copied into the scratch
 	// workspace before the prompt runs.
 	Files []string `json:"files,omitempty"`
-	// Expectations (or assertions) are left to a grader, a person or a
-	// model: grading.json lists them as not graded.
+	// Expectations (or assertions) are judged, with expected_output, by
+	// a grader model (Graded, JudgeRequest).
 	Expectations []string `json:"expectations,omitempty"`
 	// ShouldTrigger is false for a prompt of evals/triggers.json that
 	// must not load the skill; true for every eval of evals.json.
@@ -118,9 +118,10 @@ type Expectation struct {
 type Grading struct {
 	Expectations []Expectation  `json:"expectations"`
 	Summary      GradingSummary `json:"summary"`
-	// NotGraded are the eval's own expectations and expected_output,
-	// which need a grader (a person or a model) to judge the output.
+	// NotGraded are the eval's expected_output and expectations when the
+	// grader model gave no usable answer; Ungraded says why.
 	NotGraded []string `json:"not_graded,omitempty"`
+	Ungraded  string   `json:"ungraded,omitempty"`
 }
 
 // GradingSummary counts a Grading's expectations.
@@ -174,6 +175,16 @@ type BenchmarkRun struct {
 	Tokens        int64   `json:"tokens"`
 	Output        string  `json:"output"`
 	Error         string  `json:"error,omitempty"`
+	// Graded are the grader's verdicts on expected_output and the
+	// expectations; Ungraded says why there are none when there should be.
+	Graded   []Expectation `json:"graded,omitempty"`
+	Ungraded string        `json:"ungraded,omitempty"`
+}
+
+// Failed is a run with the skill that did not load it when it should
+// have (or did when it should not), failed, or missed an expectation.
+func (r BenchmarkRun) Failed() bool {
+	return r.Configuration == WithSkill && (r.ShouldTrigger != r.UsedSkill || r.Error != "" || r.PassRate < 1)
 }
 
 // Summary is the means of one configuration's runs.

@@ -41,6 +41,14 @@ func evalsRun(ctx context.Context, opts *skillTestOptions, t *throwaway, sk *lin
 		out = sk.entry.Canonical + "-workspace"
 	}
 	co := run.ClientOptions{LookupEnv: opts.Factory.LookupEnv, MaxRetries: run.DefaultMaxRetries}
+	judgeSpec := opts.Judge
+	if judgeSpec == "" {
+		judgeSpec = model
+	}
+	judge, err := run.NewModel(judgeSpec, co)
+	if err != nil {
+		return fmt.Errorf("--judge %s: %w", judgeSpec, err)
+	}
 	var bench skilltest.Benchmark
 	bench.Metadata.SkillName, bench.Metadata.Model = sk.entry.Canonical, model
 	bench.Metadata.Timestamp = time.Now().UTC().Format(time.RFC3339)
@@ -50,7 +58,7 @@ func evalsRun(ctx context.Context, opts *skillTestOptions, t *throwaway, sk *lin
 			configs = configs[:1]
 		}
 		for _, config := range configs {
-			r, err := runEval(ctx, t, sk, ev, config, model, co, opts.MaxSteps, filepath.Join(out, "eval-"+ev.Key(), config))
+			r, err := runEval(ctx, t, sk, ev, config, model, co, judge, opts.MaxSteps, filepath.Join(out, "eval-"+ev.Key(), config))
 			if err != nil {
 				return err
 			}
@@ -63,7 +71,7 @@ func evalsRun(ctx context.Context, opts *skillTestOptions, t *throwaway, sk *lin
 	}
 	failed := 0
 	for _, r := range bench.Runs {
-		if r.Configuration == skilltest.WithSkill && (r.ShouldTrigger != r.UsedSkill || r.Error != "") {
+		if r.Failed() {
 			failed++
 		}
 	}
@@ -83,7 +91,7 @@ func evalsRun(ctx context.Context, opts *skillTestOptions, t *throwaway, sk *lin
 func writeBenchmark(w io.Writer, b skilltest.Benchmark, out string) {
 	for _, r := range b.Runs {
 		status := "ok  "
-		if r.Configuration == skilltest.WithSkill && (r.ShouldTrigger != r.UsedSkill || r.Error != "") {
+		if r.Failed() {
 			status = "FAIL"
 		}
 		want := "should load the skill"
@@ -93,7 +101,17 @@ func writeBenchmark(w io.Writer, b skilltest.Benchmark, out string) {
 		if r.Configuration == skilltest.WithoutSkill {
 			want = "baseline"
 		}
-		fmt.Fprintf(w, "%s eval %s %s (%s): use_skill=%v, %d tokens, %.1fs\n", status, workspace.EscapeTerminal(r.EvalID), r.Configuration, want, r.UsedSkill, r.Tokens, r.TimeSeconds)
+		fmt.Fprintf(w, "%s eval %s %s (%s): use_skill=%v, pass rate %.2f, %d tokens, %.1fs\n", status, workspace.EscapeTerminal(r.EvalID), r.Configuration, want, r.UsedSkill, r.PassRate, r.Tokens, r.TimeSeconds)
+		for _, e := range r.Graded {
+			verdict := "pass"
+			if !e.Passed {
+				verdict = "FAIL"
+			}
+			fmt.Fprintf(w, "       %s: %s (%s)\n", verdict, workspace.EscapeTerminal(workspace.FirstLine(e.Text, 100)), workspace.EscapeTerminal(workspace.FirstLine(e.Evidence, 100)))
+		}
+		if r.Ungraded != "" {
+			fmt.Fprintf(w, "       ungraded: %s\n", workspace.EscapeTerminal(r.Ungraded))
+		}
 		if r.Error != "" {
 			fmt.Fprintf(w, "       %s\n", workspace.EscapeTerminal(r.Error))
 		}
@@ -105,7 +123,7 @@ func writeBenchmark(w io.Writer, b skilltest.Benchmark, out string) {
 
 // runEval runs one prompt in one configuration and writes its
 // outputs/output.txt, grading.json and timing.json under dir.
-func runEval(ctx context.Context, t *throwaway, sk *linked, ev skilltest.Eval, config, model string, co run.ClientOptions, maxSteps int, dir string) (skilltest.BenchmarkRun, error) {
+func runEval(ctx context.Context, t *throwaway, sk *linked, ev skilltest.Eval, config, model string, co run.ClientOptions, judge run.Model, maxSteps int, dir string) (skilltest.BenchmarkRun, error) {
 	r := skilltest.BenchmarkRun{EvalID: ev.Key(), Configuration: config, ShouldTrigger: ev.ShouldTrigger}
 	skills := ""
 	if config == skilltest.WithSkill {
@@ -172,11 +190,18 @@ func runEval(ctx context.Context, t *throwaway, sk *linked, ev skilltest.Eval, c
 		exps = append(exps, skilltest.Expectation{Text: "the run completes", Passed: false, Evidence: r.Error})
 	}
 	var notGraded []string
-	if ev.ExpectedOutput != "" {
-		notGraded = append(notGraded, "expected_output: "+ev.ExpectedOutput)
+	if texts := ev.Graded(); len(texts) > 0 {
+		graded, err := judgeOutput(ctx, judge, ev.Prompt, r.Output, texts)
+		if err != nil {
+			r.Ungraded = err.Error()
+			notGraded = texts
+		} else {
+			r.Graded = graded
+			exps = append(exps, graded...)
+		}
 	}
-	notGraded = append(notGraded, ev.Expectations...)
 	g := skilltest.NewGrading(exps, notGraded)
+	g.Ungraded = r.Ungraded
 	r.PassRate = g.Summary.PassRate
 	if len(exps) == 0 {
 		r.PassRate = 1
@@ -193,6 +218,16 @@ func runEval(ctx context.Context, t *throwaway, sk *linked, ev skilltest.Eval, c
 	timing := skilltest.Timing{TotalTokens: r.Tokens, InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens,
 		DurationMS: elapsed.Milliseconds(), TotalDurationSeconds: elapsed.Seconds()}
 	return r, writeJSONFile(filepath.Join(dir, "timing.json"), timing)
+}
+
+// judgeOutput asks the grader model whether output meets texts.
+func judgeOutput(ctx context.Context, judge run.Model, prompt, output string, texts []string) ([]skilltest.Expectation, error) {
+	system, msg := skilltest.JudgeRequest(prompt, output, texts)
+	reply, err := judge.Turn(ctx, run.Request{System: system, Messages: []run.Message{{Role: run.RoleUser, Text: msg}}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the grader %s: %w", judge.Name(), err)
+	}
+	return skilltest.ParseJudgement(reply.Text, texts)
 }
 
 // loadsSkill reports whether use_skill's arguments name skill.

@@ -15,6 +15,9 @@ import (
 // is in Layer 1 (the system prompt) and the prompt asks to say hello, and
 // then completes with a greeting; otherwise it completes at once.
 func greeterModel(req fakemodel.Request) fakemodel.Reply {
+	if strings.HasPrefix(req.System, "You grade") {
+		return greeterJudge(req.Messages[0].Text)
+	}
 	var last *fakemodel.Msg
 	for i := range req.Messages {
 		if req.Messages[i].Role == "assistant" && len(req.Messages[i].ToolCalls) > 0 {
@@ -34,6 +37,25 @@ func greeterModel(req fakemodel.Request) fakemodel.Reply {
 	return fakemodel.Reply{Text: "Hello, Ada!"}
 }
 
+// greeterJudge is the scripted grader: an expectation passes when it
+// names Ada and the output greets Ada; about Grace it answers prose.
+func greeterJudge(msg string) fakemodel.Reply {
+	if strings.Contains(msg, "Grace") {
+		return fakemodel.Reply{Text: "Looks fine to me."}
+	}
+	output := msg[strings.Index(msg, "<output>"):strings.Index(msg, "</output>")]
+	var exps []map[string]any
+	for _, line := range strings.Split(msg[strings.Index(msg, "Expectations:"):], "\n")[1:] {
+		if line == "" {
+			continue
+		}
+		pass := strings.Contains(line, "Ada") && strings.Contains(output, "Ada")
+		exps = append(exps, map[string]any{"text": line, "passed": pass, "evidence": "output: " + strings.TrimSpace(strings.TrimPrefix(output, "<output>"))})
+	}
+	b, _ := json.Marshal(map[string]any{"expectations": exps})
+	return fakemodel.Reply{Text: "```json\n" + string(b) + "\n```"}
+}
+
 // TestSkillTestEvals runs `agent skill test --evals --triggers` against
 // the scripted model: the eval the model loads the skill for passes, the
 // one it does not is a false negative (exit 1, named), the trigger prompt
@@ -50,7 +72,7 @@ func TestSkillTestEvals(t *testing.T) {
 	skill := filepath.Join(root, "greeter")
 	for name, body := range map[string]string{
 		"SKILL.md":              "---\nname: greeter\ndescription: Greets people. Use it when the user asks to say hello.\n---\nSay hello by name.\n",
-		"evals/evals.json":      `{"skill_name":"greeter","evals":[{"id":1,"prompt":"say hello to Ada","expected_output":"A greeting for Ada","files":["evals/files/names.txt"]},{"id":2,"prompt":"greet Grace","expected_output":"A greeting for Grace"}]}`,
+		"evals/evals.json":      `{"skill_name":"greeter","evals":[{"id":1,"prompt":"say hello to Ada","expected_output":"A greeting for Ada","files":["evals/files/names.txt"]},{"id":2,"prompt":"greet Grace","expected_output":"A greeting for Grace"},{"id":3,"prompt":"say hello to Alan","expectations":["The greeting names Alan"]}]}`,
 		"evals/triggers.json":   `{"skill_name":"greeter","triggers":[{"id":"sum","prompt":"what is 2+2","should_trigger":false}]}`,
 		"evals/files/names.txt": "Ada\n",
 	} {
@@ -70,7 +92,9 @@ func TestSkillTestEvals(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Fatalf("exit %d (%v), want 1 for the missed eval\n%s", code, err, stdout)
 	}
-	for _, want := range []string{"ok   eval 1 with_skill", "FAIL eval 2 with_skill", "ok   eval sum with_skill (should not load the skill): use_skill=false", "precision 1.00, recall 0.50"} {
+	for _, want := range []string{"ok   eval 1 with_skill", "pass: The output matches what was expected: A greeting for Ada", "FAIL eval 2 with_skill", "ungraded: the grader's answer is not usable: it holds no JSON object",
+		"FAIL eval 3 with_skill (should load the skill): use_skill=true, pass rate 0.50", "FAIL: The greeting names Alan (output: Hello, Ada!)",
+		"ok   eval sum with_skill (should not load the skill): use_skill=false", "precision 1.00, recall 0.67"} {
 		if !strings.Contains(string(stdout), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -93,16 +117,16 @@ func TestSkillTestEvals(t *testing.T) {
 		} `json:"triggers"`
 	}
 	readJSONFile(t, filepath.Join(out, "benchmark.json"), &bench)
-	if len(bench.Runs) != 5 {
-		t.Fatalf("%d runs, want 5 (two evals in two configurations, one trigger prompt)", len(bench.Runs))
+	if len(bench.Runs) != 7 {
+		t.Fatalf("%d runs, want 7 (three evals in two configurations, one trigger prompt)", len(bench.Runs))
 	}
 	for _, r := range bench.Runs {
-		wantUsed := r.EvalID == "1" && r.Configuration == "with_skill"
+		wantUsed := (r.EvalID == "1" || r.EvalID == "3") && r.Configuration == "with_skill"
 		if r.UsedSkill != wantUsed || r.Tokens == 0 {
 			t.Errorf("run %+v: used_skill want %v, and tokens counted", r, wantUsed)
 		}
 	}
-	if tr := bench.Triggers; tr.TruePositives != 1 || tr.FalseNegatives != 1 || tr.TrueNegatives != 1 || tr.FalsePositives != 0 || tr.Precision != 1 || tr.Recall != 0.5 {
+	if tr := bench.Triggers; tr.TruePositives != 2 || tr.FalseNegatives != 1 || tr.TrueNegatives != 1 || tr.FalsePositives != 0 || tr.Precision != 1 || tr.Recall != 2.0/3 {
 		t.Errorf("triggers = %+v", tr)
 	}
 	var grading struct {
@@ -115,10 +139,23 @@ func TestSkillTestEvals(t *testing.T) {
 			PassRate float64 `json:"pass_rate"`
 		} `json:"summary"`
 		NotGraded []string `json:"not_graded"`
+		Ungraded  string   `json:"ungraded"`
 	}
+	// The grader's verdict is in grading.json: eval 1 passes both, eval 3
+	// fails the one it grades, eval 2 stays ungraded and says why.
 	readJSONFile(t, filepath.Join(out, "eval-1", "with_skill", "grading.json"), &grading)
-	if len(grading.Expectations) != 1 || !grading.Expectations[0].Passed || grading.Summary.PassRate != 1 || len(grading.NotGraded) != 1 {
+	if len(grading.Expectations) != 2 || !grading.Expectations[1].Passed || !strings.Contains(grading.Expectations[1].Text, "A greeting for Ada") || grading.Summary.PassRate != 1 || len(grading.NotGraded) != 0 {
 		t.Errorf("grading.json of eval 1 = %+v", grading)
+	}
+	grading.Expectations, grading.NotGraded = nil, nil
+	readJSONFile(t, filepath.Join(out, "eval-3", "with_skill", "grading.json"), &grading)
+	if len(grading.Expectations) != 2 || grading.Expectations[1].Passed || grading.Expectations[1].Text != "The greeting names Alan" || grading.Summary.PassRate != 0.5 {
+		t.Errorf("grading.json of eval 3 = %+v", grading)
+	}
+	grading.Expectations, grading.NotGraded = nil, nil
+	readJSONFile(t, filepath.Join(out, "eval-2", "with_skill", "grading.json"), &grading)
+	if len(grading.NotGraded) != 1 || !strings.Contains(grading.Ungraded, "no JSON object") {
+		t.Errorf("grading.json of eval 2 = %+v", grading)
 	}
 	var timing struct {
 		TotalTokens int64 `json:"total_tokens"`

@@ -35,6 +35,7 @@ type skillTestOptions struct {
 	Evals    bool
 	Triggers bool
 	Model    string
+	Judge    string
 	Out      string
 	MaxSteps int
 }
@@ -67,7 +68,12 @@ func newCmdSkillTest(f *Factory, runF func(context.Context, *skillTestOptions) e
 			format) through agent run's model clients, with and without the
 			skill, and writes grading.json, timing.json and benchmark.json
 			under --out; --triggers adds evals/triggers.json, prompts that must
-			not load the skill, and reports precision and recall.
+			not load the skill, and reports precision and recall. A grader
+			model (--judge, default the --model) judges each run's output
+			against the eval's expected_output and expectations, with
+			evidence; an eval with the skill that fails one, or that did not
+			load the skill, makes the exit status 1. A grader's answer that
+			is not the JSON asked for leaves them ungraded, and says why.
 
 			Guide: docs/testing-skills.md.
 		`),
@@ -105,6 +111,7 @@ func newCmdSkillTest(f *Factory, runF func(context.Context, *skillTestOptions) e
 	cmd.Flags().BoolVar(&opts.Evals, "evals", false, "run evals/evals.json with and without the skill")
 	cmd.Flags().BoolVar(&opts.Triggers, "triggers", false, "with --evals: also evals/triggers.json, prompts that must not load the skill")
 	cmd.Flags().StringVar(&opts.Model, "model", "", "with --evals: the `PROVIDER/MODEL` (default: model: in config.yaml)")
+	cmd.Flags().StringVar(&opts.Judge, "judge", "", "with --evals: the `PROVIDER/MODEL` that grades the outputs (default: the --model)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "with --evals: the folder for grading.json, timing.json and benchmark.json (default: <skill>-workspace)")
 	cmd.Flags().IntVar(&opts.MaxSteps, "max-steps", 10, "with --evals: the steps of one eval's run")
 	return cmd
