@@ -28,18 +28,20 @@ type depFinder struct {
 }
 
 // fetchedAt is one fetched commit of a source: what discovery found
-// there, and the tag and version it was fetched at ("" for a branch tip).
+// there, the tag and version it was fetched at ("" for a branch tip), and
+// the accepted key that signed it ("" for none; the fetch checked it).
 type fetchedAt struct {
-	d            *gitsrc.Discovery
-	ref, version string
-	err          error
+	d                    *gitsrc.Discovery
+	ref, version, signer string
+	err                  error
 }
 
 // depData is how to add a resolved dependency.
 type depData struct {
-	src gitsrc.Source
-	dir string
-	m   *manifest.Manifest
+	src    gitsrc.Source
+	dir    string
+	m      *manifest.Manifest
+	signer string // the accepted key that signed what was resolved
 }
 
 func depKey(url, dir string) string {
@@ -70,9 +72,9 @@ func (f *depFinder) fetch(ctx context.Context, src gitsrc.Source, constraint str
 	case err != nil:
 		at = fetchedAt{err: err}
 	case snap.Kind == "tag":
-		at = fetchedAt{d: d, ref: snap.Ref, version: snap.Version}
+		at = fetchedAt{d: d, ref: snap.Ref, version: snap.Version, signer: snap.Signer}
 	default:
-		at = fetchedAt{d: d}
+		at = fetchedAt{d: d, signer: snap.Signer}
 	}
 	f.found[key] = at
 	return at
@@ -124,7 +126,7 @@ func (f *depFinder) Find(ctx context.Context, r manifest.Requirement) ([]deps.Ca
 	// from the default branch follows that branch.
 	src.Ref, src.Constraint = at.ref, ""
 	return []deps.Candidate{{Name: name, Version: version, Requires: reqs, Source: depKey(src.URL, sf.Dir),
-		Data: depData{src: src, dir: sf.Dir, m: sf.Manifest}}}, nil
+		Data: depData{src: src, dir: sf.Dir, m: sf.Manifest, signer: at.signer}}}, nil
 }
 
 // resolveAdd resolves what the named skills require, before anything is
@@ -179,10 +181,12 @@ func resolveFrom(ctx context.Context, store *registry.Store, pipe *registry.Pipe
 }
 
 // writeDeps lists, before the prompt, every dependency add would install,
-// and which of them will be trusted: all with --trust-deps, else those
-// whose source has an accepted signer (the signature is then required,
-// and checked when it is fetched).
-func writeDeps(w io.Writer, store *registry.Store, ns []deps.Node, trusted bool) {
+// and which of them will be trusted: all with --trust-deps, else those an
+// accepted key signed. Resolving fetched each one through the signer
+// policy, so the signer is known; a signer listed for a source does not
+// make what comes from it signed (one listed for every source does not
+// require a signature). The store argument is no longer read.
+func writeDeps(w io.Writer, _ *registry.Store, ns []deps.Node, trusted bool) {
 	untrusted := 0
 	for _, n := range ns {
 		d := n.Data.(depData)
@@ -192,9 +196,11 @@ func writeDeps(w io.Writer, store *registry.Store, ns []deps.Node, trusted bool)
 		}
 		fmt.Fprint(w, workspace.EscapeTerminal(fmt.Sprintf("Skill %s %s, required by %s, from %s: %s\n", n.Name, versionOrDash(n.Version), strings.Join(n.Requirers, ", "), where, workspace.FirstLine(d.m.Description, 120))))
 		writeGrants(w, d.m.Permissions)
-		if keys, _ := store.Signatures.Keys(d.src.URL); !trusted && len(keys) > 0 {
-			fmt.Fprintln(w, "  trusted for its signature: an accepted signer is listed for its source, so it must be signed")
-		} else if !trusted {
+		switch {
+		case trusted:
+		case d.signer != "":
+			fmt.Fprintln(w, workspace.EscapeTerminal("  trusted for its signature: signed by "+d.signer))
+		default:
 			untrusted++
 		}
 	}
