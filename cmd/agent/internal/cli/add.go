@@ -295,7 +295,7 @@ func addRun(ctx context.Context, opts *addOptions) error {
 		if required, err = resolveAdd(ctx, store, pipe, progress, src, rs); err != nil {
 			return err
 		}
-		writeDeps(opts.IO.ErrOut, store, required, opts.TrustDeps)
+		writeDeps(opts.IO.ErrOut, required, opts.TrustDeps)
 		if err := auditDeps(ctx, pipe, progress, required, gate); err != nil {
 			return err
 		}

@@ -185,8 +185,8 @@ func resolveFrom(ctx context.Context, store *registry.Store, pipe *registry.Pipe
 // accepted key signed. Resolving fetched each one through the signer
 // policy, so the signer is known; a signer listed for a source does not
 // make what comes from it signed (one listed for every source does not
-// require a signature). The store argument is no longer read.
-func writeDeps(w io.Writer, _ *registry.Store, ns []deps.Node, trusted bool) {
+// require a signature).
+func writeDeps(w io.Writer, ns []deps.Node, trusted bool) {
 	untrusted := 0
 	for _, n := range ns {
 		d := n.Data.(depData)

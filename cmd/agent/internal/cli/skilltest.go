@@ -275,7 +275,7 @@ func installRequires(ctx context.Context, f *Factory, e registry.Entry, m *manif
 	if err != nil {
 		return fmt.Errorf("install what %s requires: %w", e.Canonical, err)
 	}
-	writeDeps(f.IO.ErrOut, store, ns, true)
+	writeDeps(f.IO.ErrOut, ns, true)
 	gate := newAuditGate(cfg, f.IO.ErrOut, nil, "test it after 'agent skill trust %s --accept-findings' in your own home")
 	if err := auditDeps(ctx, pipe, progress, ns, gate); err != nil {
 		return fmt.Errorf("install what %s requires: %w", e.Canonical, err)

@@ -252,7 +252,7 @@ func installNewlyRequired(ctx context.Context, opts *updateOptions, cfg *Config,
 	if err != nil {
 		return nil, nil, err
 	}
-	writeDeps(opts.IO.ErrOut, store, ns, opts.TrustDeps)
+	writeDeps(opts.IO.ErrOut, ns, opts.TrustDeps)
 	gate := newAuditGate(cfg, opts.IO.ErrOut, nil, "add it yourself with 'agent skill add' and --trust=%s to install it anyway")
 	if err := auditDeps(ctx, pipe, progress, ns, gate); err != nil {
 		return nil, nil, err
