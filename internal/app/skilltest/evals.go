@@ -183,13 +183,26 @@ type BenchmarkRun struct {
 
 // Failed is a run with the skill that did not load it when it should
 // have (or did when it should not), failed, or missed an expectation.
+// An ungraded run is not failed, only not passed (its PassRate).
 func (r BenchmarkRun) Failed() bool {
-	return r.Configuration == WithSkill && (r.ShouldTrigger != r.UsedSkill || r.Error != "" || r.PassRate < 1)
+	if r.Configuration != WithSkill {
+		return false
+	}
+	if r.ShouldTrigger != r.UsedSkill || r.Error != "" {
+		return true
+	}
+	for _, e := range r.Graded {
+		if !e.Passed {
+			return true
+		}
+	}
+	return false
 }
 
 // Summary is the means of one configuration's runs.
 type Summary struct {
 	Runs            int     `json:"runs"`
+	Ungraded        int     `json:"ungraded,omitempty"`
 	MeanPassRate    float64 `json:"mean_pass_rate"`
 	MeanTimeSeconds float64 `json:"mean_time_seconds"`
 	MeanTokens      float64 `json:"mean_tokens"`
@@ -225,6 +238,9 @@ func (b *Benchmark) Summarize() {
 	for _, r := range b.Runs {
 		s := b.RunSummary[r.Configuration]
 		s.Runs++
+		if r.Ungraded != "" {
+			s.Ungraded++
+		}
 		s.MeanPassRate += r.PassRate
 		s.MeanTimeSeconds += r.TimeSeconds
 		s.MeanTokens += float64(r.Tokens)

@@ -90,9 +90,16 @@ func evalsRun(ctx context.Context, opts *skillTestOptions, t *throwaway, sk *lin
 
 func writeBenchmark(w io.Writer, b skilltest.Benchmark, out string) {
 	for _, r := range b.Runs {
+		// A baseline neither passes nor fails: it is what the skill's
+		// runs compare with. An ungraded run is not ok, and not failed.
 		status := "ok  "
-		if r.Failed() {
+		switch {
+		case r.Failed():
 			status = "FAIL"
+		case r.Ungraded != "":
+			status = "?   "
+		case r.Configuration == skilltest.WithoutSkill:
+			status = "    "
 		}
 		want := "should load the skill"
 		if !r.ShouldTrigger {
@@ -116,6 +123,9 @@ func writeBenchmark(w io.Writer, b skilltest.Benchmark, out string) {
 			fmt.Fprintf(w, "       %s\n", workspace.EscapeTerminal(r.Error))
 		}
 	}
+	with, without := b.RunSummary[skilltest.WithSkill], b.RunSummary[skilltest.WithoutSkill]
+	fmt.Fprintf(w, "%s: mean pass rate %.2f with the skill, %.2f without (%d and %d runs, %d and %d ungraded)\n",
+		b.Metadata.SkillName, with.MeanPassRate, without.MeanPassRate, with.Runs, without.Runs, with.Ungraded, without.Ungraded)
 	t := b.Triggers
 	fmt.Fprintf(w, "%s: precision %.2f, recall %.2f (%d true positives, %d false positives, %d false negatives, %d true negatives); files in %s\n",
 		b.Metadata.SkillName, t.Precision, t.Recall, t.TruePositives, t.FalsePositives, t.FalseNegatives, t.TrueNegatives, out)
@@ -202,9 +212,13 @@ func runEval(ctx context.Context, t *throwaway, sk *linked, ev skilltest.Eval, c
 	}
 	g := skilltest.NewGrading(exps, notGraded)
 	g.Ungraded = r.Ungraded
-	r.PassRate = g.Summary.PassRate
-	if len(exps) == 0 {
-		r.PassRate = 1
+	// What the grader left ungraded counts as not passed: a grader that
+	// answers garbage must not read as a pass in benchmark.json.
+	// Nothing to judge (a baseline run of an eval without expected_output
+	// or expectations) is nothing failed.
+	r.PassRate = 1
+	if n := g.Summary.Total + len(notGraded); n > 0 {
+		r.PassRate = float64(g.Summary.Passed) / float64(n)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "outputs"), 0o755); err != nil {
 		return r, fmt.Errorf("write eval results: %w", err)

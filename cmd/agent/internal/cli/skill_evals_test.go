@@ -94,19 +94,29 @@ func TestSkillTestEvals(t *testing.T) {
 	}
 	for _, want := range []string{"ok   eval 1 with_skill", "pass: The output matches what was expected: A greeting for Ada", "FAIL eval 2 with_skill", "ungraded: the grader's answer is not usable: it holds no JSON object",
 		"FAIL eval 3 with_skill (should load the skill): use_skill=true, pass rate 0.50", "FAIL: The greeting names Alan (output: Hello, Ada!)",
-		"ok   eval sum with_skill (should not load the skill): use_skill=false", "precision 1.00, recall 0.67"} {
+		"ok   eval sum with_skill (should not load the skill): use_skill=false", "precision 1.00, recall 0.67",
+		// The grader's garbage is no pass: eval 2's baseline is ungraded, at 0.
+		"?    eval 2 without_skill (baseline): use_skill=false, pass rate 0.00", "     eval 3 without_skill (baseline): use_skill=false, pass rate 0.00",
+		"greeter: mean pass rate 0.62 with the skill, 0.33 without (4 and 3 runs, 1 and 1 ungraded)"} {
 		if !strings.Contains(string(stdout), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
 	var bench struct {
 		Runs []struct {
-			EvalID        string `json:"eval_id"`
-			Configuration string `json:"configuration"`
-			UsedSkill     bool   `json:"used_skill"`
-			Tokens        int64  `json:"tokens"`
-			Output        string `json:"output"`
+			EvalID        string  `json:"eval_id"`
+			Configuration string  `json:"configuration"`
+			UsedSkill     bool    `json:"used_skill"`
+			Tokens        int64   `json:"tokens"`
+			Output        string  `json:"output"`
+			PassRate      float64 `json:"pass_rate"`
+			Ungraded      string  `json:"ungraded"`
 		} `json:"runs"`
+		RunSummary map[string]struct {
+			Runs         int     `json:"runs"`
+			Ungraded     int     `json:"ungraded"`
+			MeanPassRate float64 `json:"mean_pass_rate"`
+		} `json:"run_summary"`
 		Triggers struct {
 			TruePositives  int     `json:"true_positives"`
 			FalseNegatives int     `json:"false_negatives"`
@@ -125,6 +135,12 @@ func TestSkillTestEvals(t *testing.T) {
 		if r.UsedSkill != wantUsed || r.Tokens == 0 {
 			t.Errorf("run %+v: used_skill want %v, and tokens counted", r, wantUsed)
 		}
+		if r.EvalID == "2" && (r.Ungraded == "" || r.PassRate != 0) {
+			t.Errorf("run %+v: want ungraded, pass rate 0", r)
+		}
+	}
+	if s := bench.RunSummary["without_skill"]; s.Runs != 3 || s.Ungraded != 1 || s.MeanPassRate != 1.0/3 {
+		t.Errorf("run_summary without_skill = %+v, want 3 runs, 1 ungraded, mean pass rate 1/3", s)
 	}
 	if tr := bench.Triggers; tr.TruePositives != 2 || tr.FalseNegatives != 1 || tr.TrueNegatives != 1 || tr.FalsePositives != 0 || tr.Precision != 1 || tr.Recall != 2.0/3 {
 		t.Errorf("triggers = %+v", tr)

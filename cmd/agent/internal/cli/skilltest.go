@@ -73,7 +73,8 @@ func newCmdSkillTest(f *Factory, runF func(context.Context, *skillTestOptions) e
 			against the eval's expected_output and expectations, with
 			evidence; an eval with the skill that fails one, or that did not
 			load the skill, makes the exit status 1. A grader's answer that
-			is not the JSON asked for leaves them ungraded, and says why.
+			is not the JSON asked for leaves them ungraded (not passed, not
+			failed), and says why.
 
 			Guide: docs/testing-skills.md.
 		`),
