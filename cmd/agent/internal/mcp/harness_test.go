@@ -177,12 +177,14 @@ func connectEnv(t testing.TB, home string, extraEnv []string, opts *sdkmcp.Clien
 	}
 	s := &session{ClientSession: cs, cmd: cmd, stderr: stderr}
 	t.Cleanup(func() {
+		// Nothing the server started may outlive it. The group is killed
+		// before Close reaps the server: once it is reaped, its id can be
+		// reused by another test's process group (pid_max is 32,768 here).
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cs.Close()
 		if t.Failed() {
 			t.Logf("agent mcp stderr:\n%s", s.stderr.String())
 		}
-		// Nothing the server started may outlive it.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	})
 	return s
 }

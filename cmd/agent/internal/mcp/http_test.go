@@ -58,10 +58,13 @@ func startHTTPBin(t *testing.T, bin, home string, extraEnv []string, args ...str
 		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
+			// Reaped: its group id is no longer ours to kill (another
+			// test's group may have it), and its plugins end with it.
 		case <-time.After(10 * time.Second):
 			t.Error("agent mcp --http did not end on SIGTERM")
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
 		}
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	})
 	stderr = &lockedWriter{}
 	found := make(chan string, 1)

@@ -55,11 +55,12 @@ func connectAt(t *testing.T, home, version, skills string, args ...string) *sdkm
 		t.Fatalf("connect at %s: %v", version, err)
 	}
 	t.Cleanup(func() {
+		// Before Close reaps the server, as in connectEnv.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cs.Close()
 		if t.Failed() {
 			t.Logf("agent mcp stderr:\n%s", stderr.String())
 		}
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	})
 	return cs
 }

@@ -106,7 +106,12 @@ func TestReliabilityMCP(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+		waiting := false // once cmd.Wait may have reaped it, its group id is not ours
+		t.Cleanup(func() {
+			if !waiting {
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+		})
 		cs, err := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "gone", Version: "1"}, nil).Connect(context.Background(), &sdkmcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -127,6 +132,7 @@ func TestReliabilityMCP(t *testing.T) {
 		t0 := time.Now()
 		stdin.Close()
 		exited := make(chan error, 1)
+		waiting = true
 		go func() { exited <- cmd.Wait() }()
 		select {
 		case err := <-exited:
@@ -134,6 +140,7 @@ func TestReliabilityMCP(t *testing.T) {
 				t.Errorf("agent mcp exit after stdin EOF: %v", err)
 			}
 		case <-time.After(15 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			t.Fatal("agent mcp did not end after its client went away mid-call")
 		}
 		b, _ := os.ReadFile(mark)
