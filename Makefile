@@ -34,7 +34,7 @@ DIST      ?= dist
 STAMP     := -X $(MOD)/cmd/agent/internal/cli.Version=$(VERSION) -X $(MOD)/cmd/agent/internal/cli.Commit=$(COMMIT)
 LDFLAGS   := -s -w $(STAMP)
 
-.PHONY: help build jaeger test test-portable reliability-portable cross release demo bench fuzz reliability proto lint clean tidy generate
+.PHONY: help build jaeger test test-vet test-race test-portable reliability-portable cross release demo bench fuzz reliability proto lint clean tidy generate
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -68,13 +68,21 @@ jaeger: ## build Jaeger v1.76.0, the backend TestJaeger reads traces from, once 
 # The per-package timeout catches a hang. It is long because the cli
 # package's scripts take ~15 min on a quiet 2-core machine and twice that
 # when the machine is shared; CI's whole budget is 90 min.
+#
+# Its three parts run at once: vet and the portable suite compile while the
+# race suite's tests wait on processes, git and fsync (docs/development.md).
+# BG (nice) lets them have only what the race suite leaves.
 test: ## vet and run the whole test suite with the race detector
-	$(GO) vet $(PKGS)
+	@$(MAKE) --no-print-directory -j3 --output-sync=line test-race test-vet test-portable BG="nice -n 10"
+
+test-vet: ## go vet every module, tests included
+	$(BG) $(GO) vet $(PKGS)
+
+test-race: ## the whole test suite with the race detector (no vet, no portable suite)
 	$(GO) test -race -count=1 -parallel $(TESTPAR) -timeout 50m $(PKGS)
-	$(MAKE) test-portable
 
 test-portable: ## the host, procgroup, registry and exec suites again with the portable tag (macOS/Windows fallbacks on Linux)
-	$(GO) test -tags portable -race -count=1 -timeout 30m ./host ./internal/isolation/procgroup ./registry ./plugins/exec
+	$(BG) $(GO) test -tags portable -race -count=1 -timeout 30m ./host ./internal/isolation/procgroup ./registry ./plugins/exec
 
 reliability-portable: ## the launch-race, containment and orphan trials with the portable tag (docs/reliability.md)
 	RELIABILITY_RACE_CALLS=$${RELIABILITY_RACE_CALLS:-200} $(GO) test -tags portable,reliability -count=1 -timeout 60m \

@@ -69,6 +69,7 @@ func (s *screen) String() string {
 // even when the model sends a key twice. Before, a 321-character workdir
 // of ./././ pushed `touch PWNED_HIDDEN_CMD` past a 300-character cut.
 func TestRunApprovalShowsWholeCall(t *testing.T) {
+	t.Parallel()
 	agent := buildAgent(t)
 	workdir := "." + strings.Repeat("/.", 160) // 321 characters
 	for _, tc := range []struct {

@@ -106,6 +106,7 @@ var conformanceCases = []conformanceCase{
 // run`) over the same installed skills, with a real plugin, real python3
 // scripts and a real git repository, and asserts the same code from each.
 func TestCallConformance(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is needed for the script cases")
 	}

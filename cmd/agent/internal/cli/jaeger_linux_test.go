@@ -26,6 +26,7 @@ import (
 // one trace with the parents the references name; and an MCP client's
 // trace context, which the server's span continues.
 func TestJaeger(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}

@@ -39,10 +39,13 @@ time.sleep(60)
 // SIGINT or SIGKILL, checks that no plugin or script process is left, and
 // resumes the job with --continue from its last checkpoint.
 func TestRunSignalThenContinue(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
-	agent := buildAgent(t)
+	// Its own link of the binary: the processes left behind are found by
+	// their command line, and other tests run the shared one meanwhile.
+	agent := privateAgent(t)
 	dir := filepath.Dir(agent)
 	repo := gittest.NewRepo(t, map[string]string{
 		"skills/slow/SKILL.md":        "---\nname: slow\ndescription: Waits.\npermissions:\n  fs:\n    write: [$WORKSPACE]\n---\nRun the wait script.\n",
@@ -149,6 +152,21 @@ func buildAgent(t *testing.T) string {
 	agent, err := exec.LookPath("agent")
 	if err != nil {
 		t.Fatalf("the agent copy of this test binary: %v", err)
+	}
+	return agent
+}
+
+// privateAgent is buildAgent's binary, linked (or copied) into a folder
+// of t's own.
+func privateAgent(t *testing.T) string {
+	t.Helper()
+	shared := buildAgent(t)
+	agent := filepath.Join(t.TempDir(), "agent")
+	if os.Link(shared, agent) == nil {
+		return agent
+	}
+	if out, err := exec.Command("cp", shared, agent).CombinedOutput(); err != nil {
+		t.Fatalf("copy the agent binary: %v\n%s", err, out)
 	}
 	return agent
 }

@@ -75,6 +75,7 @@ func writeIndexedHome(t testing.TB, home string, n, scripts int) {
 // and no other file of any skill: they read the registry's index. The
 // watch sees real kernel open events (inotify).
 func TestListingsOpenNoSkillMD(t *testing.T) {
+	t.Parallel()
 	home := indexedHome(t, 1000, 2)
 	var dirs []string
 	for i := 0; i < 1000; i++ {
