@@ -17,6 +17,9 @@ export GORACE ?= atexit_sleep_ms=0
 # Parallel tests per package: most wait on processes, git and fsync, not on
 # the CPU (the cli package used 0.76 of 2 cores at the default of 2).
 TESTPAR   ?= 4
+# -trimpath keeps the clone's folder out of the build cache's keys, so a
+# fresh clone in another folder (CI's) reuses what an earlier one compiled.
+CACHEFLAGS := -trimpath
 
 BENCHSTAT          := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
@@ -73,16 +76,16 @@ jaeger: ## build Jaeger v1.76.0, the backend TestJaeger reads traces from, once 
 # race suite's tests wait on processes, git and fsync (docs/development.md).
 # BG (nice) lets them have only what the race suite leaves.
 test: ## vet and run the whole test suite with the race detector
-	@$(MAKE) --no-print-directory -j3 --output-sync=line test-race test-vet test-portable BG="nice -n 10"
+	@$(MAKE) --no-print-directory -j3 test-race test-vet test-portable BG="nice -n 10"
 
 test-vet: ## go vet every module, tests included
-	$(BG) $(GO) vet $(PKGS)
+	$(BG) $(GO) vet $(CACHEFLAGS) $(PKGS)
 
 test-race: ## the whole test suite with the race detector (no vet, no portable suite)
-	$(GO) test -race -count=1 -parallel $(TESTPAR) -timeout 50m $(PKGS)
+	$(GO) test $(CACHEFLAGS) -race -count=1 -parallel $(TESTPAR) -timeout 50m $(PKGS)
 
 test-portable: ## the host, procgroup, registry and exec suites again with the portable tag (macOS/Windows fallbacks on Linux)
-	$(BG) $(GO) test -tags portable -race -count=1 -timeout 30m ./host ./internal/isolation/procgroup ./registry ./plugins/exec
+	$(BG) $(GO) test $(CACHEFLAGS) -tags portable -race -count=1 -timeout 30m ./host ./internal/isolation/procgroup ./registry ./plugins/exec
 
 reliability-portable: ## the launch-race, containment and orphan trials with the portable tag (docs/reliability.md)
 	RELIABILITY_RACE_CALLS=$${RELIABILITY_RACE_CALLS:-200} $(GO) test -tags portable,reliability -count=1 -timeout 60m \
@@ -92,7 +95,7 @@ reliability-portable: ## the launch-race, containment and orphan trials with the
 cross: ## go vet (tests included) and go build every module for each of PLATFORMS
 	@failed=""; for p in $(PLATFORMS); do for m in $(MODULES); do \
 	  echo "== $$p $$m"; \
-	  (cd $$m && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./...) || failed="$$failed $$p:$$m"; \
+	  (cd $$m && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet $(CACHEFLAGS) ./... && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build $(CACHEFLAGS) -o /dev/null ./...) || failed="$$failed $$p:$$m"; \
 	done; done; \
 	if [ -n "$$failed" ]; then echo "cross build failed:$$failed"; exit 1; fi
 

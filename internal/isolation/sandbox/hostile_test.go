@@ -25,6 +25,7 @@ import (
 // outlives it. Each denial has a positive control. TestUnprivileged runs
 // it again as nobody, TestFallback without namespaces.
 func TestHostile(t *testing.T) {
+	t.Parallel()
 	need(t)
 	st := NSProbe()
 	// Where the sysctls allow user namespaces, the shim must get its
@@ -135,6 +136,7 @@ func sleepers(t *testing.T) []int {
 // link made inside a declared folder after the rules were built leads
 // nowhere new.
 func TestDeclaredLinks(t *testing.T) {
+	t.Parallel()
 	need(t)
 	bin, binDir := self(t)
 	root := t.TempDir()
@@ -225,12 +227,13 @@ func TestDeclaredLinks(t *testing.T) {
 // (AGENT_SANDBOX=fallback, as a container's seccomp profile refuses
 // them): the drops, no_new_privs, seccomp and Landlock still hold.
 func TestFallback(t *testing.T) {
+	t.Parallel()
 	need(t)
 	if forceFallback {
 		t.Skip("already the fallback")
 	}
 	bin, _ := self(t)
-	cmd := exec.Command(bin, "-test.run=^(TestPolicy|TestHostStaysFree|TestHostile|TestDeclaredLinks)$", "-test.v")
+	cmd := exec.Command(bin, "-test.run=^(TestPolicy|TestHostStaysFree|TestHostile|TestDeclaredLinks)$", "-test.v", "-test.parallel=4")
 	cmd.Env = append(os.Environ(), "AGENT_SANDBOX=fallback")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestHostile")) {

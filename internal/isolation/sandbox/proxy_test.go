@@ -20,6 +20,7 @@ import (
 // TestProxy: a declared host:port is reached through the proxy, and
 // only it; nothing is reached directly.
 func TestProxy(t *testing.T) {
+	t.Parallel()
 	s := need(t)
 	bin, binDir := self(t)
 	var hits atomic.Int32
@@ -91,6 +92,7 @@ func TestProxy(t *testing.T) {
 }
 
 func TestHostKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, def, want string
 	}{
@@ -114,6 +116,7 @@ func TestHostKey(t *testing.T) {
 // TestLinesDeclaredHosts: declared hosts work unprivileged too (the
 // shim), so `agent check` has no line about them either way.
 func TestLinesDeclaredHosts(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Status{{ABI: 7, NetNS: true, UserNS: true, ScopeIPC: true, Seccomp: true}, {ABI: 7, NetNS: true, ScopeIPC: true, Seccomp: true}} {
 		if l := s.Lines(); len(l) != 0 {
 			t.Errorf("%+v: %q, want no line", s, l)

@@ -158,6 +158,7 @@ func echoes(t *testing.T, c net.Conn) bool {
 // only; a loopback, private or link-local one must be declared as itself
 // (issue 34: a name resolving to 127.0.0.1 was tunnelled to loopback).
 func TestProxyNamesReachPublicOnly(t *testing.T) {
+	// withSeams swaps the proxy's resolver and dialer: not parallel.
 	echo, accepted := echoServer(t)
 	_, port, _ := net.SplitHostPort(echo)
 	named := func(name string) string { return net.JoinHostPort(name, port) }
@@ -245,6 +246,7 @@ func TestProxyNamesReachPublicOnly(t *testing.T) {
 // at the address that was checked, however the name resolves later (DNS
 // rebinding).
 func TestProxyDialsWhatItChecked(t *testing.T) {
+	// withSeams: not parallel.
 	echo, _ := echoServer(t)
 	s := withSeams(t, func(_ string, n int) []string {
 		if n == 1 {
@@ -272,6 +274,7 @@ func TestProxyDialsWhatItChecked(t *testing.T) {
 }
 
 func TestAddrKind(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		addr   string
 		public bool
@@ -362,6 +365,7 @@ func FuzzResolve(f *testing.F) {
 // maxClientConns connections; the next CONNECT gets 503 at once, and a
 // closed tunnel gives its place back.
 func TestProxyTunnelBound(t *testing.T) {
+	t.Parallel()
 	echo, _ := echoServer(t)
 	px := startProxy(t, echo)
 	var tunnels []net.Conn
@@ -425,6 +429,7 @@ func eventually(ok func() bool) bool {
 // TestProxyTunnelIdle: a tunnel silent both ways for tunnelIdle is
 // closed; one busy one way only is kept.
 func TestProxyTunnelIdle(t *testing.T) {
+	// it sets tunnelIdle: not parallel.
 	old := tunnelIdle
 	tunnelIdle = time.Second
 	t.Cleanup(func() { tunnelIdle = old })

@@ -34,7 +34,13 @@ func TestMain(m *testing.M) {
 		fmt.Println("ALLOWED")
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	if err := writeSelf(); err != nil {
+		fmt.Fprintln(os.Stderr, "copy the test binary:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(selfDir)
+	os.Exit(code)
 }
 
 // helperEnv is the environment of a helper: kv, and GORACE when set, so
@@ -129,25 +135,36 @@ func helper(op, arg string) error {
 	return testprobe.Try(op, arg)
 }
 
-// self is a copy of the test binary that anyone may read and run, in a
-// folder of its own, so that a policy can grant it without granting /tmp.
-func self(t testing.TB) (bin, dir string) {
-	t.Helper()
+// selfBin is a copy of the test binary that anyone may read and run, in
+// a folder of its own, so that a policy can grant it without granting
+// /tmp. TestMain writes it before any test runs: an executable written
+// while parallel tests fork can fail to exec with ETXTBSY (a child holds
+// the write descriptor for a moment; golang/go#22315).
+var selfBin, selfDir string
+
+func writeSelf() error {
 	dir, err := os.MkdirTemp("", "sandbox-bin")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	b, err := os.ReadFile(os.Args[0])
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	bin = filepath.Join(dir, "sandbox.test")
+	bin := filepath.Join(dir, "sandbox.test")
 	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	_ = os.Chmod(dir, 0o755)
-	return bin, dir
+	selfBin, selfDir = bin, dir
+	return os.Chmod(dir, 0o755)
+}
+
+func self(t testing.TB) (bin, dir string) {
+	t.Helper()
+	if selfBin == "" {
+		t.Fatal("TestMain wrote no copy of the test binary")
+	}
+	return selfBin, selfDir
 }
 
 func run(t *testing.T, bin string, p Policy, op, arg string) (bool, string) {
@@ -179,6 +196,7 @@ func need(t testing.TB) Status {
 }
 
 func TestPolicy(t *testing.T) {
+	t.Parallel()
 	s := need(t)
 	netns := NSProbe().NetNS
 	bin, binDir := self(t)
@@ -260,6 +278,7 @@ func TestPolicy(t *testing.T) {
 // TestHostStaysFree: the thread that enforced the rules is gone; the
 // test process can still read what the child could not.
 func TestHostStaysFree(t *testing.T) {
+	t.Parallel()
 	need(t)
 	bin, binDir := self(t)
 	secret := filepath.Join(t.TempDir(), "secret")
@@ -298,6 +317,7 @@ func TestHostStaysFree(t *testing.T) {
 // needs a user namespace, Landlock needs no_new_privs, and declared
 // hosts need the shim.
 func TestUnprivileged(t *testing.T) {
+	t.Parallel()
 	need(t)
 	if os.Getuid() != 0 {
 		t.Skip("already unprivileged")
@@ -308,7 +328,7 @@ func TestUnprivileged(t *testing.T) {
 	}
 	bin, _ := self(t)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-		bin, "-test.run=^(TestPolicy|TestHostStaysFree|TestProxy|TestHostile|TestDeclaredLinks|TestFallback)$", "-test.v")
+		bin, "-test.run=^(TestPolicy|TestHostStaysFree|TestProxy|TestHostile|TestDeclaredLinks|TestFallback)$", "-test.v", "-test.parallel=4")
 	cmd.Env = helperEnv("PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/nonexistent")
 	out, err := cmd.CombinedOutput()
 	if err != nil || bytes.Contains(out, []byte("--- SKIP")) || !bytes.Contains(out, []byte("--- PASS: TestPolicy")) || !bytes.Contains(out, []byte("--- PASS: TestProxy")) || !bytes.Contains(out, []byte("--- PASS: TestHostile")) {

@@ -18,6 +18,7 @@ import (
 // (no AF_UNIX sockets), a plugin (no connect), a plugin behind the proxy
 // (connect kept for the proxy).
 func TestSeccompFilter(t *testing.T) {
+	t.Parallel()
 	if !Probe().Seccomp {
 		t.Skip("no seccomp on this kernel")
 	}

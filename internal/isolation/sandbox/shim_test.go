@@ -20,6 +20,7 @@ import (
 // failures are the sandbox's, and match no errno (the plugin runner
 // takes EPERM for a refused PTRACE_TRACEME).
 func TestShimError(t *testing.T) {
+	t.Parallel()
 	err := shimError("exec\x0026\x00text file busy", "/bin/x")
 	var pe *fs.PathError
 	if !errors.As(err, &pe) || pe.Op != "fork/exec" || pe.Path != "/bin/x" || !errors.Is(err, syscall.ETXTBSY) {
