@@ -395,12 +395,13 @@ func checkGroupGone(t testing.TB, pidFile string) {
 
 func TestTimeoutKillsTheWholeGroup(t *testing.T) {
 	t.Parallel()
-	// 10s: under load (the portable suite beside others on 2 cores) a
-	// python3 that starts two children took more than 3s to write pids.
-	tb := newTestbed(t, map[string]string{"group.py": groupPy}, configOption(func(c *Config) { c.Timeout = 10 * time.Second }))
+	// 20s: under load (the portable suite beside others on 2 cores) a
+	// python3 that starts two children took more than 3s to write pids,
+	// and once, at load 13, more than 10s.
+	tb := newTestbed(t, map[string]string{"group.py": groupPy}, configOption(func(c *Config) { c.Timeout = 20 * time.Second }))
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	_, e := tb.run(map[string]any{"script_name": "group", "args": []string{pidFile, "sleep"}})
-	wantCode(t, e, CodeTimeout, "did not finish within 10s", "AGENT_SCRIPT_TIMEOUT")
+	wantCode(t, e, CodeTimeout, "did not finish within 20s", "AGENT_SCRIPT_TIMEOUT")
 	checkGroupGone(t, pidFile)
 }
 
@@ -459,11 +460,12 @@ func (c *expiring) Err() error {
 func TestOutputLimits(t *testing.T) {
 	t.Parallel()
 	// big.py ends by itself: its limit only has to outlast a loaded
-	// machine. flood.py never ends: its limit is how long the test waits.
+	// machine. flood.py never ends: its limit is how long the test waits,
+	// and long enough for a python3 to start at load 13 (5s was not).
 	tb := newTestbed(t, map[string]string{"big.py": bigPy},
 		configOption(func(c *Config) { c.Timeout = 2 * time.Minute }))
 	flood := newTestbed(t, map[string]string{"flood.py": stderrFlood},
-		configOption(func(c *Config) { c.Timeout = 5 * time.Second }))
+		configOption(func(c *Config) { c.Timeout = 15 * time.Second }))
 	t.Run("2 MiB of stdout is truncated at 1 MiB with a warning", func(t *testing.T) {
 		t.Parallel()
 		res := tb.ok(t, map[string]any{"script_name": "big", "json": false})

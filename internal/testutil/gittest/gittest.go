@@ -249,7 +249,13 @@ func ServeDaemon(t testing.TB, root string, config ...string) string {
 	}
 	addr := l.Addr().(*net.TCPAddr)
 	l.Close()
-	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--base-path="+root,
+	// git-daemon itself, not `git daemon`: that wrapper runs it as a child,
+	// which a kill of the wrapper left running after every test.
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatalf("gittest: git --exec-path: %v", err)
+	}
+	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(execPath)), "git-daemon"), "--reuseaddr", "--export-all", "--base-path="+root,
 		"--listen=127.0.0.1", "--port="+strconv.Itoa(addr.Port), root)
 	cmd.Env = append(os.Environ(), append([]string{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + root}, configEnv(config)...)...)
 	if err := cmd.Start(); err != nil {
