@@ -88,6 +88,7 @@ type proxy struct {
 	lookup  func(context.Context, string) ([]net.IPAddr, error)
 	dialer  func(ctx context.Context, network, addr string) (net.Conn, error)
 	slots   chan struct{} // one per upstream connection held: maxTunnels
+	idle    time.Duration // tunnelIdle when it was made
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -103,6 +104,7 @@ func serveProxy(l net.Listener, hosts []string) *proxy {
 		lookup:  lookupHost,
 		dialer:  dialUpstream,
 		slots:   make(chan struct{}, maxTunnels),
+		idle:    tunnelIdle,
 	}
 	for _, h := range hosts {
 		p.allowed[h] = true
@@ -226,11 +228,11 @@ func (p *proxy) splice(up, down net.Conn, buffered *bufio.Reader) {
 		defer wg.Done()
 		buf := make([]byte, 32<<10)
 		for {
-			_ = src.SetReadDeadline(time.Now().Add(tunnelIdle))
+			_ = src.SetReadDeadline(time.Now().Add(p.idle))
 			n, err := r.Read(buf)
 			if n > 0 {
 				last.Store(time.Now().UnixNano())
-				_ = dst.SetWriteDeadline(time.Now().Add(tunnelIdle))
+				_ = dst.SetWriteDeadline(time.Now().Add(p.idle))
 				if _, werr := dst.Write(buf[:n]); werr != nil {
 					up.Close()
 					down.Close()
@@ -240,7 +242,7 @@ func (p *proxy) splice(up, down net.Conn, buffered *bufio.Reader) {
 			var ne net.Error
 			switch {
 			case err == nil:
-			case errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < tunnelIdle:
+			case errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < p.idle:
 				// The other way was busy meanwhile.
 			case errors.Is(err, io.EOF):
 				if c, ok := dst.(interface{ CloseWrite() error }); ok {
