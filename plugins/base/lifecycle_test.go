@@ -10,6 +10,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,11 +78,23 @@ func TestCommandsDieWithThePlugin(t *testing.T) {
 				sdk.Handshake.MagicCookieKey+"="+sdk.Handshake.MagicCookieValue)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
+			// The helper's parent-death signal (StopWithParent) fires when
+			// the thread that forked it ends, and other tests' sandboxed
+			// commands end the threads they locked: fork it from a thread
+			// that lives until the helper has exited.
+			exited, started := make(chan error, 1), make(chan error, 1)
+			go func() {
+				runtime.LockOSThread()
+				if err := cmd.Start(); err != nil {
+					started <- err
+					return
+				}
+				started <- nil
+				exited <- cmd.Wait()
+			}()
+			if err := <-started; err != nil {
 				t.Fatal(err)
 			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
 			// The pid the command wrote is its PID namespace's: find
 			// its own here while it runs.
 			pid := nspid.Host(cmd.Process.Pid, waitPID(t, pidFile, exited, &out))
