@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -197,6 +199,39 @@ func (l *Listings) Indexed(e *Entry) (*manifest.Manifest, bool) {
 	}
 	return e.indexed(&st)
 }
+
+// IndexedAll is Indexed for each entry of all that want picks (every one
+// when want is nil); out[i] is nil where Indexed would say false or want
+// did not pick all[i]. The checks are one fstatat each, which is most of a
+// listing of 1,000 skills, so they run on up to GOMAXPROCS threads: the
+// listing's wall time, not its CPU, is what a person waits for.
+func (l *Listings) IndexedAll(all []Entry, want func(i int) bool) []*manifest.Manifest {
+	out := make([]*manifest.Manifest, len(all))
+	check := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if want == nil || want(i) {
+				out[i], _ = l.Indexed(&all[i])
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(all)/minPerWorker)
+	if workers < 2 {
+		check(0, len(all))
+		return out
+	}
+	var wg sync.WaitGroup
+	step := (len(all) + workers - 1) / workers
+	for lo := step; lo < len(all); lo += step {
+		wg.Go(func() { check(lo, min(lo+step, len(all))) })
+	}
+	check(0, min(step, len(all)))
+	wg.Wait()
+	return out
+}
+
+// minPerWorker is the fewest checks worth another thread: waking one costs
+// about as much as a hundred fstatat calls.
+const minPerWorker = 128
 
 // Close releases the handle.
 func (l *Listings) Close() error {

@@ -21,14 +21,14 @@ const BaseSkill = "base"
 
 // isBundledBase reports whether e is the bundled base skill (no other
 // skill takes its name, AllEntries).
-func isBundledBase(e registry.Entry) bool {
+func isBundledBase(e *registry.Entry) bool {
 	return e.Canonical == BaseSkill && e.Source == registry.SourceBundled
 }
 
 // withBuiltinTools gives the bundled base skill its tools, described in
 // process, so that listing them starts nothing.
 func withBuiltinTools(e registry.Entry) registry.Entry {
-	if isBundledBase(e) {
+	if isBundledBase(&e) {
 		e.Tools = baseTools()
 	}
 	return e

@@ -49,7 +49,7 @@ func benchSkill(b *testing.B, home string, n, size int) *ActiveSkill {
 	if err := later.CheckIntegrity(e); err != nil {
 		b.Fatal(err)
 	}
-	return &ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: "bench"}}
+	return &ActiveSkill{Entry: &e, Manifest: &manifest.Manifest{Name: "bench"}}
 }
 
 // cpuTime is the CPU time (user and system) this process and its waited-for
@@ -108,7 +108,7 @@ func BenchmarkFirstUseCheck(b *testing.B) {
 			s := registry.NewStore(home)
 			start := cpuTime()
 			for b.Loop() {
-				if c, _, err := s.Verify(as.Entry, true); err != nil || !c.Empty() {
+				if c, _, err := s.Verify(*as.Entry, true); err != nil || !c.Empty() {
 					b.Fatal(c, err)
 				}
 			}

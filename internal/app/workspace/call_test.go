@@ -99,7 +99,7 @@ func TestCallRefusals(t *testing.T) {
 	m := &manifest.Manifest{Name: "sub", Description: "A fork skill.", Context: "fork", AllowedTools: []string{"use_skill"}, Body: "Do $0."}
 	e := registry.Entry{Name: "sub", Canonical: "sub", Path: dir, Origin: registry.Origin{Source: registry.SourceBundled}}
 	rec := &recorder{}
-	ws, err := New(Config{Observer: rec}, []registry.Entry{e}, []*ActiveSkill{{Entry: e, Manifest: m}})
+	ws, err := New(Config{Observer: rec}, []registry.Entry{e}, []*ActiveSkill{{Entry: &e, Manifest: m}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,7 +213,7 @@ func TestAllEntriesDiscovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := &Workspace{Config: Config{Home: store.Home}}
-	err = ws.checkSkill(&ActiveSkill{Entry: e}, true)
+	err = ws.checkSkill(&ActiveSkill{Entry: &e}, true)
 	if err == nil || !strings.Contains(err.Error(), "changed since you trusted it: SKILL.md (changed)") {
 		t.Errorf("edited after trust: %v", err)
 	}
@@ -223,7 +223,7 @@ func TestAllEntriesDiscovered(t *testing.T) {
 	if e, err = FindEntry(context.Background(), store, d, "tidy"); err != nil || e.Trusted {
 		t.Errorf("after untrust: %+v, %v", e, err)
 	}
-	err = ws.checkSkill(&ActiveSkill{Entry: e}, true)
+	err = ws.checkSkill(&ActiveSkill{Entry: &e}, true)
 	if err == nil || !strings.Contains(err.Error(), "(discovered in "+e.Path+") is not trusted") {
 		t.Errorf("untrusted: %v", err)
 	}

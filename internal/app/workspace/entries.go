@@ -149,4 +149,4 @@ func DirExists(p string) bool {
 func BundledFile(canonical string) ([]byte, bool) { return bundled.File(canonical) }
 
 // IsBundled reports whether e ships inside the binary.
-func IsBundled(e registry.Entry) bool { return e.Source == registry.SourceBundled }
+func IsBundled(e *registry.Entry) bool { return e.Source == registry.SourceBundled }

@@ -129,7 +129,8 @@ func (ws *Workspace) unresolved(name string) error {
 	if as := ws.Skill(wantSkill); wantSkill != "" && as != nil && !runsCode(as.Entry) {
 		return untrustedError(as.Entry)
 	}
-	for _, e := range ws.All {
+	for i := range ws.All {
+		e := &ws.All[i]
 		if wantSkill != "" && e.Canonical == wantSkill && !runsCode(e) && len(e.Tools) == 0 {
 			return &kindError{msg: fmt.Sprintf("tool %s is not active: skill %s (untrusted) was installed as files only, so its plugin is not built and its tools are not known yet; "+
 				"'agent skill trust %s' builds it and describes its tools, then export AGENT_SKILLS=%s", name, e.Canonical, e.Canonical, e.Canonical), kind: ErrToolNotActive}

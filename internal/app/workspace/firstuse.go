@@ -19,12 +19,12 @@ const (
 
 // runsCode reports whether a skill's plugin and scripts may run: an
 // untrusted skill is files only (SPEC §6) until 'agent skill trust'.
-func runsCode(e registry.Entry) bool {
+func runsCode(e *registry.Entry) bool {
 	return e.Trusted || e.Source == registry.SourceBundled
 }
 
 // untrustedError is the refusal of a call into an untrusted skill's code.
-func untrustedError(e registry.Entry) *sdk.Error {
+func untrustedError(e *registry.Entry) *sdk.Error {
 	canonical := e.Canonical
 	if e.Source == registry.SourceDiscovered {
 		return sdk.Errorf(CodePermissionDenied, "skill %s (discovered in %s) is not trusted, so its scripts do not run. "+
@@ -47,7 +47,7 @@ func (ws *Workspace) checkSkill(as *ActiveSkill, code bool) error {
 	if as.Entry.Source == registry.SourceBundled {
 		return nil
 	}
-	err := ws.Config.Store().CheckIntegrity(as.Entry)
+	err := ws.Config.Store().CheckIntegrity(*as.Entry)
 	var te *registry.TamperedError
 	if errors.As(err, &te) && as.Entry.Source == registry.SourceDiscovered {
 		what := strings.Join(te.Changes.Files(), ", ")

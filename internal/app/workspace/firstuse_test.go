@@ -44,7 +44,7 @@ func installedSkill(t *testing.T, home, name string, trusted bool) *ActiveSkill 
 		Origin:    registry.Origin{Source: registry.SourceGit},
 		Integrity: registry.Integrity{DirHash: h1},
 	}
-	return &ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: name, Description: "d"}}
+	return &ActiveSkill{Entry: &e, Manifest: &manifest.Manifest{Name: name, Description: "d"}}
 }
 
 func TestBeforeInvoke(t *testing.T) {
@@ -58,7 +58,7 @@ func TestBeforeInvoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A first check records the per-file sums, as add does.
-	if err := ws.Config.Store().CheckIntegrity(tampered.Entry); err != nil {
+	if err := ws.Config.Store().CheckIntegrity(*tampered.Entry); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(tampered.Entry.Path, "scripts", "run.py"), []byte("evil"), 0o644); err != nil {

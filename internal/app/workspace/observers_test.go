@@ -49,7 +49,7 @@ func TestObservers(t *testing.T) {
 	}
 	e := registry.Entry{Name: "sub", Canonical: "sub", Path: t.TempDir(), Origin: registry.Origin{Source: registry.SourceBundled}}
 	m := &manifest.Manifest{Name: "sub", Description: "A skill.", Body: "Do it."}
-	ws, err := New(Config{Observer: Observers(a, nil, Observers(named{"b", &log}))}, []registry.Entry{e}, []*ActiveSkill{{Entry: e, Manifest: m}})
+	ws, err := New(Config{Observer: Observers(a, nil, Observers(named{"b", &log}))}, []registry.Entry{e}, []*ActiveSkill{{Entry: &e, Manifest: m}})
 	if err != nil {
 		t.Fatal(err)
 	}

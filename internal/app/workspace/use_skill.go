@@ -152,11 +152,11 @@ func (ws *Workspace) instructions(as *ActiveSkill, args []string) (Instructions,
 	if as.Indexed {
 		// The listing has no body: read SKILL.md now, which also refuses
 		// one changed since install.
-		full, _, err := LoadManifest(as.Entry)
+		full, _, err := LoadManifest(*as.Entry)
 		if err != nil {
 			return Instructions{}, sdk.Errorf(sdk.CodeToolFailed, "load skill %s: %v", as.Entry.Canonical, err)
 		}
 		m = full
 	}
-	return Layer2(as.Entry, m, args), nil
+	return Layer2(*as.Entry, m, args), nil
 }

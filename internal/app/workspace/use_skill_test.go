@@ -24,9 +24,9 @@ func TestUseSkill(t *testing.T) {
 	ws := &Workspace{
 		All: []registry.Entry{fixtureEntry("demo"), fixtureEntry("fork"), fixtureEntry("manual"), fixtureEntry("idle")},
 		Active: []*ActiveSkill{
-			{Entry: fixtureEntry("demo"), Manifest: manifest("---\nname: demo\ndescription: d\n---\nfirst=$0 all=$ARGUMENTS\n")},
-			{Entry: fixtureEntry("fork"), Manifest: manifest("---\nname: fork\ndescription: d\ncontext: fork\nagent: Plan\n---\nPlain body.\n")},
-			{Entry: fixtureEntry("manual"), Manifest: manifest("---\nname: manual\ndescription: d\ndisable-model-invocation: true\n---\nx\n")},
+			{Entry: new(fixtureEntry("demo")), Manifest: manifest("---\nname: demo\ndescription: d\n---\nfirst=$0 all=$ARGUMENTS\n")},
+			{Entry: new(fixtureEntry("fork")), Manifest: manifest("---\nname: fork\ndescription: d\ncontext: fork\nagent: Plan\n---\nPlain body.\n")},
+			{Entry: new(fixtureEntry("manual")), Manifest: manifest("---\nname: manual\ndescription: d\ndisable-model-invocation: true\n---\nx\n")},
 		},
 	}
 	tests := []struct {

@@ -24,7 +24,7 @@ const (
 
 // SkillState is one installed or bundled skill and whether it is active.
 type SkillState struct {
-	Entry    registry.Entry
+	Entry    *registry.Entry
 	Manifest *manifest.Manifest // nil when SKILL.md did not load (or was not read)
 	Active   bool
 	Selected bool   // named by AGENT_SKILLS (or matched by all/all-untrusted)
@@ -103,14 +103,16 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 		_, reqs = withDependencies(all, append([]bool(nil), selected...))
 	}
 	v := &View{Spec: cfg.Skills, Warnings: warnings, Skills: make([]SkillState, 0, len(all)), all: all}
-	for i, e := range all {
+	manifests := listings.IndexedAll(all, func(i int) bool { return selected[i] || scope == Every })
+	for i := range all {
+		e := &all[i]
 		st := SkillState{Entry: e, Selected: selected[i], RequiredBy: byWhom[e.Canonical]}
 		if !st.Selected && scope != Every {
 			v.Skills = append(v.Skills, st)
 			continue
 		}
 		if st.Selected && e.Source == registry.SourceDev && cfg.Relink != nil {
-			fresh, err := cfg.Relink(ctx, e)
+			fresh, err := cfg.Relink(ctx, *e)
 			if err != nil {
 				st.Reason, st.Detail = ReasonLoadFailed, oneLine(err, "")
 				st.Output = rest(err.Error())
@@ -120,14 +122,16 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 				v.Skills = append(v.Skills, st)
 				continue
 			}
-			e, st.Entry, v.all[i] = fresh, fresh, fresh
+			all[i] = fresh // e and st.Entry point to it
+			manifests[i], _ = listings.Indexed(e)
 		}
-		m, indexed := listings.Indexed(&e)
+		m := manifests[i]
+		indexed := m != nil
 		var err error
 		if indexed {
 			st.Problems = e.Listing.Warnings
 		} else {
-			m, st.Problems, err = LoadManifest(e)
+			m, st.Problems, err = LoadManifest(*e)
 		}
 		st.Indexed = indexed
 		switch {

@@ -62,7 +62,7 @@ type Workspace struct {
 
 // ActiveSkill is one loaded, active skill.
 type ActiveSkill struct {
-	Entry    registry.Entry
+	Entry    *registry.Entry
 	Manifest *manifest.Manifest
 	Scripts  []exec.Script // runnable scripts (those without Err); Meta is not read
 	// Indexed: Manifest came from the registry (no Body); Layer 2 reads
@@ -166,7 +166,7 @@ func New(cfg Config, all []registry.Entry, active []*ActiveSkill) (*Workspace, e
 // fail records a selected skill that did not load; output (such as go
 // build's) follows the reason in the warning, so that the user sees what
 // to fix without another command.
-func (ws *Workspace) fail(e registry.Entry, reason, output string) {
+func (ws *Workspace) fail(e *registry.Entry, reason, output string) {
 	ws.Failed = append(ws.Failed, LoadFailure{Name: e.Name, Canonical: e.Canonical, Reason: reason, Output: output})
 	msg := fmt.Sprintf("skill %s failed to load: %s", e.Name, reason)
 	if output != "" {

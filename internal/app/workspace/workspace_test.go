@@ -19,7 +19,7 @@ func TestToolIndexCollisions(t *testing.T) {
 		for _, tool := range tools {
 			e.Tools = append(e.Tools, registry.Tool{Name: tool, Description: name + " " + tool})
 		}
-		return &ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: name}}
+		return &ActiveSkill{Entry: &e, Manifest: &manifest.Manifest{Name: name}}
 	}
 	ws, err := New(Config{}, nil, []*ActiveSkill{skill("alpha", "greet", "a"), skill("beta", "greet", "use_skill")})
 	if err != nil {
@@ -81,7 +81,7 @@ func TestExposedNames(t *testing.T) {
 		for _, tool := range tools {
 			e.Tools = append(e.Tools, registry.Tool{Name: tool})
 		}
-		return &ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: name}}
+		return &ActiveSkill{Entry: &e, Manifest: &manifest.Manifest{Name: name}}
 	}
 	ws, err := New(Config{}, nil, []*ActiveSkill{skill("alpha", "greet", long), skill("beta", "greet", long)})
 	if err != nil {

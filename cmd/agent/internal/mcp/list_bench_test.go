@@ -47,7 +47,7 @@ func syntheticWorkspace(tb testing.TB, skills, tools int) func(context.Context) 
 			})
 		}
 		all = append(all, e)
-		active = append(active, &workspace.ActiveSkill{Entry: e, Manifest: &manifest.Manifest{Name: name, Description: e.Description, Body: "Use the tools."}})
+		active = append(active, &workspace.ActiveSkill{Entry: &e, Manifest: &manifest.Manifest{Name: name, Description: e.Description, Body: "Use the tools."}})
 	}
 	return func(context.Context) (*workspace.Workspace, error) {
 		return workspace.New(workspace.Config{Home: tb.TempDir()}, all, active)

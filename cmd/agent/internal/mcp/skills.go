@@ -145,7 +145,7 @@ func (s *Server) catalog(gen *generation) *skillCatalog {
 			if tree == nil {
 				continue
 			}
-			digests := func() (map[string]string, error) { return store.FileDigests(as.Entry) }
+			digests := func() (map[string]string, error) { return store.FileDigests(*as.Entry) }
 			if workspace.IsBundled(as.Entry) {
 				digests = func() (map[string]string, error) { return hashFiles(tree) }
 			}

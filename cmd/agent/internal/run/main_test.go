@@ -184,7 +184,7 @@ func newWorkspace(t testing.TB) *workspace.Workspace {
 			e.Tools = testerTools
 		}
 		all = append(all, e)
-		active = append(active, &workspace.ActiveSkill{Entry: e, Manifest: m})
+		active = append(active, &workspace.ActiveSkill{Entry: &e, Manifest: m})
 	}
 	ws, err := workspace.New(workspace.Config{Home: home, Environ: []string{"RUN_TEST_PLUGIN=1"}}, all, active)
 	if err != nil {

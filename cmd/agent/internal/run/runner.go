@@ -369,7 +369,7 @@ func (r *runner) slash(query string) (*invocation, error) {
 	if err := disclosure.Check(as.Entry.Canonical, workspace.Triggers(as.Manifest), disclosure.Person); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotInvocable, err)
 	}
-	ins := workspace.Layer2(as.Entry, as.Manifest, strings.Fields(rest))
+	ins := workspace.Layer2(*as.Entry, as.Manifest, strings.Fields(rest))
 	inv := &invocation{Skill: ins.Skill, query: ins.Instructions}
 	if ins.Context == "fork" {
 		inv.AllowedTools = ins.AllowedTools
