@@ -1,16 +1,13 @@
 package workspace
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/agentskills/agent/host"
 	"github.com/agentskills/agent/internal/ground/envfilter"
-	"github.com/agentskills/agent/internal/ground/tooldesc"
 	"github.com/agentskills/agent/plugins/base"
 	"github.com/agentskills/agent/registry"
 )
@@ -34,17 +31,10 @@ func withBuiltinTools(e registry.Entry) registry.Entry {
 	return e
 }
 
-var baseTools = sync.OnceValue(func() []registry.Tool {
-	infos, err := base.New(base.Config{}).Describe(context.Background())
-	if err != nil {
-		panic(fmt.Sprintf("describe the base tools: %v", err)) // in-process and static: a bug
-	}
-	out := make([]registry.Tool, len(infos))
-	for i, t := range infos {
-		out[i] = tooldesc.FromInfo(t)
-	}
-	return out
-})
+// baseTools are the base plugin's tools as its Describe returns them,
+// generated (basetools_table.go): describing them in process built their
+// schemas by reflection on every listing.
+func baseTools() []registry.Tool { return baseToolsTable }
 
 // WorkspaceRoot is the folder the base tools work in: Config.Root
 // (AGENT_WORKSPACE), else the current folder.

@@ -321,12 +321,13 @@ func (ws *Workspace) lookup(name string) (*ToolRef, bool) {
 	if t, ok := ws.byName[name]; ok {
 		return t, true
 	}
-	if t, ok := ws.byExposed[name]; ok {
+	byExposed, byQualified := ws.names()
+	if t, ok := byExposed[name]; ok {
 		return t, true
 	}
 	if skill, tool, ok := strings.Cut(name, "."); ok {
 		if canon, err := manifest.Canonical(skill); err == nil {
-			t, ok := ws.byQualified[canon+"."+tool]
+			t, ok := byQualified[canon+"."+tool]
 			return t, ok
 		}
 	}

@@ -46,8 +46,9 @@ type Workspace struct {
 	Tools []*ToolRef
 
 	byName      map[string]*ToolRef
-	byQualified map[string]*ToolRef
-	byExposed   map[string]*ToolRef
+	namesOnce   sync.Once
+	byQualified map[string]*ToolRef // names
+	byExposed   map[string]*ToolRef // names
 
 	hostOnce sync.Once
 	host     *host.Host
@@ -238,30 +239,39 @@ func (ws *Workspace) PrintWarnings(w io.Writer) {
 // cannot hide use_skill or the script tools; skill tools follow in canonical
 // order, and the first to take a bare name keeps it.
 func (ws *Workspace) index() error {
-	ws.byName = map[string]*ToolRef{}
-	ws.byQualified = map[string]*ToolRef{}
-	ws.byExposed = map[string]*ToolRef{}
 	if len(ws.Active) == 0 {
+		ws.byName = map[string]*ToolRef{}
 		return nil
 	}
-	ws.add(&ToolRef{Name: UseSkillTool, Skill: BuiltinSkill, Info: UseSkillInfo, handler: useSkill})
+	var scriptInfos []sdk.ToolInfo
 	if ws.hasScripts() {
 		infos, err := ScriptToolInfos()
 		if err != nil {
 			return fmt.Errorf("describe the script tools: %w", err)
 		}
-		for _, info := range infos {
-			ws.add(&ToolRef{Name: info.Name, Skill: ExecSkill, Plugin: ExecPlugin, Info: info})
-		}
+		scriptInfos = infos
+	}
+	n := 1 + len(scriptInfos)
+	for _, as := range ws.Active {
+		n += len(as.Entry.Tools)
+	}
+	// One allocation for every tool, and maps sized once: a listing of
+	// 1,000 skills indexes thousands of tools and exits, and each fresh page
+	// of memory costs it a page fault.
+	refs := make([]ToolRef, 0, n)
+	ws.Tools = make([]*ToolRef, 0, n)
+	ws.byName = make(map[string]*ToolRef, n)
+	add := func(t ToolRef) {
+		refs = append(refs, t)
+		ws.add(&refs[len(refs)-1])
+	}
+	add(ToolRef{Name: UseSkillTool, Skill: BuiltinSkill, Info: UseSkillInfo, handler: useSkill})
+	for _, info := range scriptInfos {
+		add(ToolRef{Name: info.Name, Skill: ExecSkill, Plugin: ExecPlugin, Info: info})
 	}
 	for _, as := range ws.Active {
 		for _, t := range as.Entry.Tools {
-			ws.add(&ToolRef{
-				Name:   t.Name,
-				Skill:  as.Entry.Canonical,
-				Plugin: as.Entry.Canonical,
-				Info:   t.Info(),
-			})
+			add(ToolRef{Name: t.Name, Skill: as.Entry.Canonical, Plugin: as.Entry.Canonical, Info: t.Info()})
 		}
 	}
 	return nil
@@ -269,7 +279,6 @@ func (ws *Workspace) index() error {
 
 func (ws *Workspace) add(t *ToolRef) {
 	ws.Tools = append(ws.Tools, t)
-	ws.byQualified[t.Qualified()] = t
 	if prev, taken := ws.byName[t.Name]; taken {
 		t.Shadowed = true
 		ws.Warnings = append(ws.Warnings, fmt.Sprintf("tool %s is defined by both %s and %s; %s wins, call the other as %s",
@@ -277,9 +286,22 @@ func (ws *Workspace) add(t *ToolRef) {
 	} else {
 		ws.byName[t.Name] = t
 	}
-	if _, taken := ws.byExposed[t.Exposed()]; !taken {
-		ws.byExposed[t.Exposed()] = t
-	}
+}
+
+// names is the lookup by exposed and by qualified name, built at the first
+// call rather than by Load: listings never call.
+func (ws *Workspace) names() (byExposed, byQualified map[string]*ToolRef) {
+	ws.namesOnce.Do(func() {
+		ws.byExposed = make(map[string]*ToolRef, len(ws.Tools))
+		ws.byQualified = make(map[string]*ToolRef, len(ws.Tools))
+		for _, t := range ws.Tools {
+			ws.byQualified[t.Qualified()] = t
+			if _, taken := ws.byExposed[t.Exposed()]; !taken {
+				ws.byExposed[t.Exposed()] = t
+			}
+		}
+	})
+	return ws.byExposed, ws.byQualified
 }
 
 func (ws *Workspace) hasScripts() bool {
