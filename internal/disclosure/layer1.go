@@ -2,6 +2,7 @@ package disclosure
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -64,8 +65,9 @@ func Layer1(skills []Skill, tools []Tool, budget int) (text string, included, dr
 		if s.DisableModelInvocation {
 			continue
 		}
-		l := line(s.Name, s.Description)
-		n := utf8.RuneCountInString(l)
+		// Sized before it is built: with many skills, most are dropped.
+		desc := collapseSpace(s.Description)
+		n := len("- : \n") + utf8.RuneCountInString(s.Name) + utf8.RuneCountInString(desc)
 		if len(lines) == 0 {
 			n += headerSize
 		}
@@ -74,7 +76,7 @@ func Layer1(skills []Skill, tools []Tool, budget int) (text string, included, dr
 			continue
 		}
 		size += n
-		lines = append(lines, l)
+		lines = append(lines, "- "+s.Name+": "+desc+"\n")
 		included = append(included, s.Name)
 	}
 	if len(lines) > 0 {
@@ -89,5 +91,25 @@ func Layer1(skills []Skill, tools []Tool, budget int) (text string, included, dr
 // line is "- name: description" on one line; descriptions written as YAML
 // block scalars lose their line breaks here.
 func line(name, desc string) string {
-	return "- " + name + ": " + strings.Join(strings.Fields(desc), " ") + "\n"
+	return "- " + name + ": " + collapseSpace(desc) + "\n"
+}
+
+// collapseSpace is strings.Join(strings.Fields(s), " "), without copying s
+// when it already is so, as almost every description is.
+func collapseSpace(s string) string {
+	space := true // at the start, as after a space: a leading space must go
+	for _, r := range s {
+		switch {
+		case !unicode.IsSpace(r):
+			space = false
+		case space || r != ' ':
+			return strings.Join(strings.Fields(s), " ")
+		default:
+			space = true
+		}
+	}
+	if space && s != "" {
+		return strings.Join(strings.Fields(s), " ")
+	}
+	return s
 }

@@ -98,3 +98,16 @@ func TestTriggerMatrix(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCollapseSpace checks the copy-free path of collapseSpace against
+// the definition it shortcuts.
+func FuzzCollapseSpace(f *testing.F) {
+	for _, s := range []string{"", " ", "a b", " a", "a ", "a  b", "a\tb", "a\u00a0b", "Sum two numbers.", "x\n  y", "\xff a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := collapseSpace(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Fatalf("collapseSpace(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
