@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentskills/agent/internal/build/plugbuild"
+	"github.com/agentskills/agent/internal/isolation/procgroup"
 )
 
 // TestBuildCache: a plugin built once is copied, not built, for the same
@@ -29,7 +30,7 @@ func TestBuildCache(t *testing.T) {
 		}
 		err := plugbuild.Build(context.Background(), plugbuild.Options{
 			Home: t.TempDir(), Environ: env, Name: "greeter", Cache: cache, CGO: cgo,
-			Start: func(cmd *exec.Cmd, _ plugbuild.Needs) error { builds++; return cmd.Start() },
+			Start: func(cmd *exec.Cmd, _ plugbuild.Needs) error { builds++; return procgroup.Spawn(cmd) },
 		}, skill, "./plugin", out)
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentskills/agent/internal/build/plugbuild"
+	"github.com/agentskills/agent/internal/isolation/procgroup"
 )
 
 // TestBuildIncbin is issue 34's trial: a plugin whose leak_amd64.S
@@ -37,7 +38,7 @@ func TestBuildIncbin(t *testing.T) {
 		return "\t.section .rodata\n\t.globl leaked\nleaked:\n\t.incbin \"" + secretFile(t) + "\"\n\t.byte 0\n\t.section .note.GNU-stack,\"\",@progbits\n"
 	}
 	leakGo := "package main\n\n// extern char leaked[64];\nimport \"C\"\n\nimport \"unsafe\"\n\nvar Leaked = unsafe.Pointer(&C.leaked[0])\n"
-	unsandboxed := func(cmd *exec.Cmd, _ plugbuild.Needs) error { return cmd.Start() }
+	unsandboxed := func(cmd *exec.Cmd, _ plugbuild.Needs) error { return procgroup.Spawn(cmd) }
 	for _, tc := range []struct {
 		name  string
 		files func(*testing.T) map[string]string

@@ -67,7 +67,9 @@ type Options struct {
 	// every time.
 	Cache string
 	// Start starts go build (nil: in its sandbox, see policy). needs
-	// says what the build reads, writes and reaches.
+	// says what the build reads, writes and reaches. The command has a
+	// parent-death signal tied to the thread that starts it: start it
+	// with procgroup.Spawn, not from an ordinary goroutine's thread.
 	Start func(cmd *exec.Cmd, needs Needs) error
 }
 

@@ -10,8 +10,9 @@ import (
 // calls, in order:
 //
 //	g, err := New(cmd)  // before cmd starts: readies cmd.SysProcAttr
-//	err = cmd.Start()   // (or a caller's own start, on any thread)
-//	err = g.Started()   // right after: joins the child to its group
+//	err = g.Start()     // starts cmd and joins it to its group; or a
+//	                    // caller's own start (Spawn, or a thread that
+//	                    // outlives the child), then g.Started()
 //	...                 // g.Stop, g.Kill at any time, from any goroutine
 //	err = g.Wait()      // once: reaps cmd, ending what it left behind
 //	g.Release()

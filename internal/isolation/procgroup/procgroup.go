@@ -53,7 +53,7 @@ func (s *Set) StartSandboxed(cmd *exec.Cmd, p *sandbox.Policy) error {
 	}
 	var release func()
 	if p == nil {
-		err = cmd.Start()
+		err = Spawn(cmd)
 	} else {
 		release, err = sandbox.Start(cmd, *p, (*exec.Cmd).Start)
 	}
