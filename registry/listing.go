@@ -177,14 +177,28 @@ func (s *Store) Listings() *Listings {
 
 // Indexed is e.Indexed.
 func (l *Listings) Indexed(e *Entry) (*manifest.Manifest, bool) {
-	if e.Listing == nil || e.Path == "" {
+	st, ok, direct := l.check(e)
+	switch {
+	case !direct:
+		return e.Indexed()
+	case !ok:
 		return nil, false
+	}
+	return e.indexed(&st)
+}
+
+// check lstats e's manifest through the handle; direct is false where it
+// cannot (e is not in skills/, or there is no handle), and then only
+// e.Indexed can say.
+func (l *Listings) check(e *Entry) (st fileStat, ok, direct bool) {
+	if e.Listing == nil || e.Path == "" {
+		return fileStat{}, false, true
 	}
 	// Installed skills live in skills/<canonical> (Store.checkPaths);
 	// linked ones elsewhere.
 	if l.fd < 0 || len(e.Path) <= len(l.dir)+1 || e.Path[:len(l.dir)] != l.dir || e.Path[len(l.dir)] != filepath.Separator ||
 		strings.IndexByte(e.Path[len(l.dir)+1:], filepath.Separator) >= 0 {
-		return e.Indexed()
+		return fileStat{}, false, false
 	}
 	var buf [256]byte
 	st, err := manifestStat(func(name string) (fileStat, error) {
@@ -194,38 +208,50 @@ func (l *Listings) Indexed(e *Entry) (*manifest.Manifest, bool) {
 		}
 		return fileStat{}, fs.ErrNotExist
 	})
-	if err != nil {
-		return nil, false
-	}
-	return e.indexed(&st)
+	return st, err == nil, true
 }
 
 // IndexedAll is Indexed for each entry of all that want picks (every one
 // when want is nil); out[i] is nil where Indexed would say false or want
-// did not pick all[i]. The checks are one fstatat each, which is most of a
-// listing of 1,000 skills, so they run on up to GOMAXPROCS threads: the
-// listing's wall time, not its CPU, is what a person waits for.
+// did not pick all[i]. The checks, one fstatat each, are most of a listing
+// of 1,000 skills, so they run on up to GOMAXPROCS threads; the manifests
+// are built after, on this one: a page fault while several threads of the
+// process run costs a TLB shootdown on every CPU they run on.
 func (l *Listings) IndexedAll(all []Entry, want func(i int) bool) []*manifest.Manifest {
-	out := make([]*manifest.Manifest, len(all))
+	type result struct {
+		st         fileStat
+		ok, direct bool
+	}
+	res := make([]result, len(all))
 	check := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if want == nil || want(i) {
-				out[i], _ = l.Indexed(&all[i])
+				r := &res[i]
+				r.st, r.ok, r.direct = l.check(&all[i])
 			}
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(all)/minPerWorker)
-	if workers < 2 {
+	if workers := min(runtime.GOMAXPROCS(0), len(all)/minPerWorker); workers < 2 {
 		check(0, len(all))
-		return out
+	} else {
+		var wg sync.WaitGroup
+		step := (len(all) + workers - 1) / workers
+		for lo := step; lo < len(all); lo += step {
+			wg.Go(func() { check(lo, min(lo+step, len(all))) })
+		}
+		check(0, min(step, len(all)))
+		wg.Wait()
 	}
-	var wg sync.WaitGroup
-	step := (len(all) + workers - 1) / workers
-	for lo := step; lo < len(all); lo += step {
-		wg.Go(func() { check(lo, min(lo+step, len(all))) })
+	out := make([]*manifest.Manifest, len(all))
+	for i := range all {
+		switch r := &res[i]; {
+		case want != nil && !want(i):
+		case !r.direct:
+			out[i], _ = all[i].Indexed()
+		case r.ok:
+			out[i], _ = all[i].indexed(&r.st)
+		}
 	}
-	check(0, min(step, len(all)))
-	wg.Wait()
 	return out
 }
 
