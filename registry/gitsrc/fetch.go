@@ -78,8 +78,10 @@ type Snapshot struct {
 	cache   *cacheOf       // the cache repo lives in, for BlobHashes; nil for a local repository
 	tag     plumbing.Hash  // the annotated tag object of a tag ref, or zero
 	// worktree is the working tree of a local repository whose checked-out
-	// HEAD this snapshot is (no ref asked for), for Uncommitted.
+	// HEAD this snapshot is (no ref asked for), for Uncommitted; local is
+	// what its checks share.
 	worktree string
+	local    *localTree
 }
 
 // BlobHashes maps the files under dir in commit sha (slash paths relative
@@ -220,7 +222,7 @@ func (g *GoGit) fetchLocal(p string, req FetchRequest) (*Snapshot, error) {
 	if err == nil {
 		snap.Fetched = FetchedLocal
 		if t.Kind == "default" {
-			snap.worktree = worktree
+			snap.worktree, snap.local = worktree, &localTree{}
 		}
 	}
 	return snap, err

@@ -5,12 +5,16 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // maxUncommittedFiles bounds the walk of Uncommitted: it answers a
@@ -41,10 +45,12 @@ func (s *Snapshot) Uncommitted(dir string) ([]string, error) {
 	// .gitignore files from the repository root down to the skill folder,
 	// and .git/info/exclude; those inside the folder are read as the walk
 	// enters each directory.
-	patterns := readIgnore(filepath.Join(s.worktree, ".git", "info", "exclude"), nil)
+	lt := s.local
+	patterns := lt.readIgnore(filepath.Join(s.worktree, ".git", "info", "exclude"), nil)
 	for i := 0; i <= len(prefix); i++ {
-		patterns = append(patterns, readIgnore(filepath.Join(s.worktree, filepath.Join(prefix[:i]...), ".gitignore"), prefix[:i])...)
+		patterns = append(patterns, lt.readIgnore(filepath.Join(s.worktree, filepath.Join(prefix[:i]...), ".gitignore"), prefix[:i])...)
 	}
+	staged, indexTime := lt.stage(s.worktree)
 	var out []string
 	seen := map[string]bool{}
 	n := 0
@@ -82,7 +88,18 @@ func (s *Snapshot) Uncommitted(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		b, err := os.ReadFile(p)
+		if f, ok := staged[path.Join(dir, slash)]; ok && f.hash == want {
+			// git's stat cache: the file is as the index saw it (size,
+			// mtime, ctime), and the index holds the committed blob. A
+			// file changed in the instant the index was written ("racily
+			// clean") is read, as git does.
+			if fi, err := d.Info(); err == nil && uint32(fi.Size()) == f.size && fi.ModTime().Equal(f.mtime) && f.mtime.Before(indexTime) {
+				if ctime, ok := changeTime(fi); ok && ctime.Equal(f.ctime) {
+					return nil
+				}
+			}
+		}
+		b, err := lt.readFile(p)
 		if err != nil {
 			return nil
 		}
@@ -105,6 +122,82 @@ func (s *Snapshot) Uncommitted(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// localTree is what the Uncommitted checks of one snapshot's skill
+// folders share, read once for `add --all` of many: git's index (its stat
+// cache) and the ignore files above the folders.
+type localTree struct {
+	once      sync.Once
+	staged    map[string]stagedFile // by slash path; nil without a usable index
+	indexTime time.Time
+
+	mu     sync.Mutex
+	ignore map[string][]gitignore.Pattern // by file
+
+	read func(string) ([]byte, error) // os.ReadFile unless a test counts
+}
+
+func (lt *localTree) readFile(p string) ([]byte, error) {
+	if lt.read != nil {
+		return lt.read(p)
+	}
+	return os.ReadFile(p)
+}
+
+// stagedFile is a file as git's index last saw it.
+type stagedFile struct {
+	hash  plumbing.Hash
+	size  uint32 // the index keeps the low 32 bits
+	mtime time.Time
+	ctime time.Time
+}
+
+// stage reads the worktree's git index once; an index go-git cannot read
+// only means that every tracked file is read and hashed.
+func (lt *localTree) stage(worktree string) (map[string]stagedFile, time.Time) {
+	lt.once.Do(func() {
+		f, err := os.Open(filepath.Join(worktree, ".git", "index"))
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return
+		}
+		var idx index.Index
+		if err := index.NewDecoder(bufio.NewReader(f)).Decode(&idx); err != nil {
+			return
+		}
+		lt.staged = make(map[string]stagedFile, len(idx.Entries))
+		for _, e := range idx.Entries {
+			// Stage 0 is an entry without a conflict (go-git's
+			// index.Merged is 1, the conflict's base).
+			if e.Stage == 0 && !e.SkipWorktree && !e.IntentToAdd {
+				lt.staged[e.Name] = stagedFile{hash: e.Hash, size: e.Size, mtime: e.ModifiedAt, ctime: e.CreatedAt}
+			}
+		}
+		lt.indexTime = fi.ModTime()
+	})
+	return lt.staged, lt.indexTime
+}
+
+// readIgnore parses one .gitignore (or info/exclude) file, its patterns
+// scoped to domain; a missing file has none. Each file is read once.
+func (lt *localTree) readIgnore(file string, domain []string) []gitignore.Pattern {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if ps, ok := lt.ignore[file]; ok {
+		return ps
+	}
+	ps := readIgnore(file, domain)
+	ps = ps[:len(ps):len(ps)] // callers append to it
+	if lt.ignore == nil {
+		lt.ignore = map[string][]gitignore.Pattern{}
+	}
+	lt.ignore[file] = ps
+	return ps
 }
 
 // readIgnore parses one .gitignore (or info/exclude) file, its patterns

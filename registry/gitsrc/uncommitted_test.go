@@ -3,8 +3,10 @@ package gitsrc
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentskills/agent/internal/testutil/gittest"
@@ -71,5 +73,69 @@ func TestUncommitted(t *testing.T) {
 				t.Fatalf("Uncommitted(%s) = %q, want %q", tc.dir, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestUncommittedAgreesWithGitStatus: the stat cache in git's index is
+// trusted as git trusts it, no more: an edit that kept the size and set
+// the mtime back (its ctime still moved) is reported, like an ordinary
+// edit; untouched files are not, and are not read; `git status` says the
+// same.
+func TestUncommittedAgreesWithGitStatus(t *testing.T) {
+	t.Parallel()
+	r := gittest.NewRepo(t, map[string]string{
+		"skills/a/SKILL.md":  string(skillFile("a").Data),
+		"skills/a/kept.txt":  "aaaa\n",
+		"skills/a/same.txt":  "bbbb\n",
+		"skills/a/plain.txt": "cccc\n",
+	})
+	dir := filepath.Join(r.Dir(), "skills", "a")
+	same := filepath.Join(dir, "same.txt")
+	fi, err := os.Stat(same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(same, []byte("BBBB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(same, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plain.txt"), []byte("CCCC\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"plain.txt", "same.txt"}
+
+	snap, err := (&GoGit{}).Fetch(context.Background(), FetchRequest{URL: r.Dir(), CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read []string
+	snap.local.read = func(p string) ([]byte, error) {
+		read = append(read, filepath.Base(p))
+		return os.ReadFile(p)
+	}
+	got, err := snap.Uncommitted("skills/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Uncommitted = %q, want %q", got, want)
+	}
+	// Only what the index cannot vouch for is read.
+	if slices.Sort(read); !slices.Equal(read, want) {
+		t.Errorf("read %q, want only %q", read, want)
+	}
+	// git status runs last: it rewrites the index it reads.
+	out, err := exec.Command("git", "-C", r.Dir(), "status", "--porcelain", "--", "skills/a").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git status: %v\n%s", err, out)
+	}
+	var fromGit []string
+	for line := range strings.Lines(string(out)) {
+		fromGit = append(fromGit, strings.TrimPrefix(strings.TrimSpace(line[2:]), "skills/a/"))
+	}
+	if !slices.Equal(fromGit, want) {
+		t.Fatalf("git status says %q, want %q", fromGit, want)
 	}
 }
