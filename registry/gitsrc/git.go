@@ -237,6 +237,11 @@ func treeFiles(repo *git.Repository, h plumbing.Hash, dir string) (map[string]pl
 			return nil, err
 		}
 	}
+	return filesOf(tree)
+}
+
+// filesOf maps the files under tree (slash paths) to their blob hashes.
+func filesOf(tree *object.Tree) (map[string]plumbing.Hash, error) {
 	out := map[string]plumbing.Hash{}
 	walker := object.NewTreeWalker(tree, true, nil)
 	defer walker.Close()

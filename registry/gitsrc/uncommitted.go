@@ -12,9 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // maxUncommittedFiles bounds the walk of Uncommitted: it answers a
@@ -33,7 +35,12 @@ func (s *Snapshot) Uncommitted(dir string) ([]string, error) {
 	if s == nil || s.repo == nil || s.worktree == "" {
 		return nil, nil
 	}
-	committed, err := treeFiles(s.repo, plumbing.NewHash(s.Commit), dir)
+	lt := s.local
+	tree, err := lt.tree(s.repo, plumbing.NewHash(s.Commit), dir)
+	if err != nil {
+		return nil, err
+	}
+	committed, err := filesOf(tree)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +52,6 @@ func (s *Snapshot) Uncommitted(dir string) ([]string, error) {
 	// .gitignore files from the repository root down to the skill folder,
 	// and .git/info/exclude; those inside the folder are read as the walk
 	// enters each directory.
-	lt := s.local
 	patterns := lt.readIgnore(filepath.Join(s.worktree, ".git", "info", "exclude"), nil)
 	for i := 0; i <= len(prefix); i++ {
 		patterns = append(patterns, lt.readIgnore(filepath.Join(s.worktree, filepath.Join(prefix[:i]...), ".gitignore"), prefix[:i])...)
@@ -136,6 +142,47 @@ type localTree struct {
 	ignore map[string][]gitignore.Pattern // by file
 
 	read func(string) ([]byte, error) // os.ReadFile unless a test counts
+
+	trees map[string]*object.Tree // the commit's trees by folder, "" the root
+}
+
+// tree is the commit's tree at the slash path dir. Each tree object is
+// decoded once per snapshot: the folder that holds a thousand skills would
+// otherwise be decoded again for each of them.
+func (lt *localTree) tree(repo *git.Repository, commit plumbing.Hash, dir string) (*object.Tree, error) {
+	if dir == "." {
+		dir = ""
+	}
+	lt.mu.Lock()
+	t, ok := lt.trees[dir]
+	lt.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	var err error
+	if dir == "" {
+		var c *object.Commit
+		if c, err = repo.CommitObject(commit); err != nil {
+			return nil, err
+		}
+		t, err = c.Tree()
+	} else {
+		var parent *object.Tree
+		if parent, err = lt.tree(repo, commit, path.Dir(dir)); err != nil {
+			return nil, err
+		}
+		t, err = parent.Tree(path.Base(dir))
+	}
+	if err != nil {
+		return nil, err
+	}
+	lt.mu.Lock()
+	if lt.trees == nil {
+		lt.trees = map[string]*object.Tree{}
+	}
+	lt.trees[dir] = t
+	lt.mu.Unlock()
+	return t, nil
 }
 
 func (lt *localTree) readFile(p string) ([]byte, error) {
