@@ -167,6 +167,7 @@ func (s *Pipeline) add(ctx context.Context, req AddRequest, prep Prepare) ([]Ent
 	if err != nil {
 		return nil, err
 	}
+	defer snap.Close()
 	if req.RequireSigned && snap.Signer == "" {
 		return nil, fmt.Errorf("%w: %s at %s; its signature was not checked or did not name an accepted key", ErrNotVerified, src.URL, gitsrc.Short(snap.Commit))
 	}

@@ -19,6 +19,7 @@ func (s *Pipeline) Inspect(ctx context.Context, src gitsrc.Source, selectors []s
 	if err != nil {
 		return fmt.Errorf("inspect %s: %w", src.Raw, err)
 	}
+	defer snap.Close()
 	d, err := gitsrc.Discover(snap.FS, gitsrc.RepoName(src.URL))
 	if err != nil {
 		return fmt.Errorf("inspect %s: %w", src.Raw, err)

@@ -41,6 +41,7 @@ func (s *Pipeline) Survey(ctx context.Context, src gitsrc.Source, progress io.Wr
 	if err != nil {
 		return nil, fmt.Errorf("survey %s: %w", src.Raw, err)
 	}
+	defer snap.Close()
 	if known != nil && known(snap.Commit) {
 		return &Survey{Commit: snap.Commit, Ref: snap.Ref, Version: snap.Version, Signer: snap.Signer}, nil
 	}

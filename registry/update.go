@@ -132,6 +132,7 @@ func (s *Pipeline) updateOne(ctx context.Context, e Entry, req UpdateRequest, pr
 	if err != nil {
 		return res, err
 	}
+	defer snap.Close()
 	if snap.Kind == "tag" && e.Constraint == "" || snap.Kind == "commit" {
 		res.Status = StatusPinned
 		return res, nil

@@ -84,6 +84,26 @@ type Snapshot struct {
 	local    *localTree
 }
 
+// Close releases the files the snapshot's object store holds open. A
+// snapshot stays readable after it (files are opened again); a
+// snapshot nobody closes gives them back when it is garbage.
+func (s *Snapshot) Close() error {
+	if s == nil || s.repo == nil {
+		return nil
+	}
+	return closeStore(s.repo)
+}
+
+// closeStore closes the files repo's object store holds open (newStorage
+// with keepOpen): before its folder is removed, which Windows refuses
+// while a file in it is open.
+func closeStore(repo *git.Repository) error {
+	if c, ok := repo.Storer.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 // BlobHashes maps the files under dir in commit sha (slash paths relative
 // to dir) to their blob hashes. It fails when the snapshot's repository
 // does not hold that commit (a shallow cache that lost it).
@@ -107,7 +127,7 @@ func (s *Snapshot) BlobHashes(sha, dir string) (map[string]plumbing.Hash, error)
 		if _, serr := os.Stat(filepath.Join(p, "HEAD")); serr != nil {
 			continue
 		}
-		repo, oerr := git.Open(newStorage(p), nil)
+		repo, oerr := git.Open(newStorage(p, false), nil)
 		if oerr != nil {
 			continue
 		}
@@ -195,7 +215,7 @@ func (g *GoGit) fetchLocal(p string, req FetchRequest) (*Snapshot, error) {
 		// a commit, link uses a folder as it is.
 		return nil, fmt.Errorf("fetch %s: %w: %s is a folder but not a git repository; add installs a commit, so run 'git init && git add -A && git commit -m init' in it first, or use it in place with 'agent skill link %s'", req.URL, ErrRepoNotFound, p, p)
 	}
-	st := newStorage(gitDir)
+	st := newStorage(gitDir, true)
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", req.URL, classifyGitError(req.URL, err))
@@ -551,6 +571,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 			g.debug("fetch: the server does not serve commits by SHA; fetching the full history", "url", req.URL, "commit", t.Hash.String())
 		case errors.Is(err, ErrUnreachable), errors.Is(err, ErrAuthRequired), errors.Is(err, ErrRepoNotFound), errors.Is(err, ErrTooLarge), ctx.Err() != nil:
 			if fresh {
+				closeStore(repo)
 				g.dropCache(req.CacheDir, req.URL, "")
 			}
 			return nil, err
@@ -560,6 +581,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 	} else {
 		g.debug("fetch: a short SHA needs the full history", "url", req.URL, "ref", req.Ref)
 	}
+	closeStore(repo) // the full fetch has its own cache
 	if fresh {
 		g.dropCache(req.CacheDir, req.URL, "")
 	}
@@ -584,6 +606,7 @@ func (g *GoGit) fetchFull(ctx context.Context, req FetchRequest, t resolved) (*S
 	})
 	if err != nil {
 		if fresh {
+			closeStore(repo)
 			g.dropCache(req.CacheDir, req.URL, "full")
 		}
 		return nil, err
@@ -596,6 +619,7 @@ func (g *GoGit) fetchFull(ctx context.Context, req FetchRequest, t resolved) (*S
 	if _, err := repo.CommitObject(t.Hash); t.Hash == plumbing.ZeroHash || err != nil {
 		refs, _ := localRefs(repo)
 		if fresh {
+			closeStore(repo)
 			g.dropCache(req.CacheDir, req.URL, "full")
 		}
 		return nil, fmt.Errorf("resolve %q: %w: no branch, tag or commit named %q in %s; available: %s", t.Ref, ErrRefNotFound, t.Ref, req.URL, advertisedList(refs))
@@ -703,7 +727,7 @@ func (g *GoGit) openCache(cacheDir, u, kind string) (unlock func(), repo *git.Re
 			lockFile.Close()
 		})
 	}
-	st := newStorage(dir)
+	st := newStorage(dir, true)
 	repo, err = git.Open(st, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		fresh = true
@@ -713,7 +737,7 @@ func (g *GoGit) openCache(cacheDir, u, kind string) (unlock func(), repo *git.Re
 		// A cache a killed fetch left unreadable is rebuilt, never trusted.
 		g.debug("fetch: cache unreadable; starting it again", "dir", dir, "error", err.Error())
 		_ = os.RemoveAll(dir)
-		st = newStorage(dir)
+		st = newStorage(dir, true)
 		fresh = true
 		repo, err = git.Init(st, nil)
 	}
