@@ -178,13 +178,18 @@ func (s *Store) Listings() *Listings {
 // Indexed is e.Indexed.
 func (l *Listings) Indexed(e *Entry) (*manifest.Manifest, bool) {
 	st, ok, direct := l.check(e)
+	return indexedBy(e, &st, ok, direct)
+}
+
+// indexedBy is Indexed from what check found.
+func indexedBy(e *Entry, st *fileStat, ok, direct bool) (*manifest.Manifest, bool) {
 	switch {
 	case !direct:
 		return e.Indexed()
 	case !ok:
 		return nil, false
 	}
-	return e.indexed(&st)
+	return e.indexed(st)
 }
 
 // check lstats e's manifest through the handle; direct is false where it
@@ -244,12 +249,9 @@ func (l *Listings) IndexedAll(all []Entry, want func(i int) bool) []*manifest.Ma
 	}
 	out := make([]*manifest.Manifest, len(all))
 	for i := range all {
-		switch r := &res[i]; {
-		case want != nil && !want(i):
-		case !r.direct:
-			out[i], _ = all[i].Indexed()
-		case r.ok:
-			out[i], _ = all[i].indexed(&r.st)
+		if want == nil || want(i) {
+			r := &res[i]
+			out[i], _ = indexedBy(&all[i], &r.st, r.ok, r.direct)
 		}
 	}
 	return out

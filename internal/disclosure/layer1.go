@@ -65,7 +65,8 @@ func Layer1(skills []Skill, tools []Tool, budget int) (text string, included, dr
 		if s.DisableModelInvocation {
 			continue
 		}
-		// Sized before it is built: with many skills, most are dropped.
+		// Sized before it is built (line's "- name: desc\n"): with many
+		// skills, most are dropped.
 		desc := collapseSpace(s.Description)
 		n := len("- : \n") + utf8.RuneCountInString(s.Name) + utf8.RuneCountInString(desc)
 		if len(lines) == 0 {
@@ -76,7 +77,7 @@ func Layer1(skills []Skill, tools []Tool, budget int) (text string, included, dr
 			continue
 		}
 		size += n
-		lines = append(lines, "- "+s.Name+": "+desc+"\n")
+		lines = append(lines, line(s.Name, desc))
 		included = append(included, s.Name)
 	}
 	if len(lines) > 0 {

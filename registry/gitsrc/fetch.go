@@ -95,8 +95,8 @@ func (s *Snapshot) Close() error {
 }
 
 // closeStore closes the files repo's object store holds open (newStorage
-// with keepOpen): before its folder is removed, which Windows refuses
-// while a file in it is open.
+// with keepOpen), as before its folder is removed (dropCache): Windows
+// refuses to remove a file that is open.
 func closeStore(repo *git.Repository) error {
 	if c, ok := repo.Storer.(io.Closer); ok {
 		return c.Close()
@@ -571,8 +571,7 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 			g.debug("fetch: the server does not serve commits by SHA; fetching the full history", "url", req.URL, "commit", t.Hash.String())
 		case errors.Is(err, ErrUnreachable), errors.Is(err, ErrAuthRequired), errors.Is(err, ErrRepoNotFound), errors.Is(err, ErrTooLarge), ctx.Err() != nil:
 			if fresh {
-				closeStore(repo)
-				g.dropCache(req.CacheDir, req.URL, "")
+				g.dropCache(repo, req.CacheDir, req.URL, "")
 			}
 			return nil, err
 		default:
@@ -581,9 +580,10 @@ func (g *GoGit) fetchRemote(ctx context.Context, req FetchRequest) (*Snapshot, e
 	} else {
 		g.debug("fetch: a short SHA needs the full history", "url", req.URL, "ref", req.Ref)
 	}
-	closeStore(repo) // the full fetch has its own cache
 	if fresh {
-		g.dropCache(req.CacheDir, req.URL, "")
+		g.dropCache(repo, req.CacheDir, req.URL, "")
+	} else {
+		closeStore(repo) // the full fetch has its own cache
 	}
 	unlock()
 	return g.fetchFull(ctx, req, t)
@@ -606,8 +606,7 @@ func (g *GoGit) fetchFull(ctx context.Context, req FetchRequest, t resolved) (*S
 	})
 	if err != nil {
 		if fresh {
-			closeStore(repo)
-			g.dropCache(req.CacheDir, req.URL, "full")
+			g.dropCache(repo, req.CacheDir, req.URL, "full")
 		}
 		return nil, err
 	}
@@ -619,8 +618,7 @@ func (g *GoGit) fetchFull(ctx context.Context, req FetchRequest, t resolved) (*S
 	if _, err := repo.CommitObject(t.Hash); t.Hash == plumbing.ZeroHash || err != nil {
 		refs, _ := localRefs(repo)
 		if fresh {
-			closeStore(repo)
-			g.dropCache(req.CacheDir, req.URL, "full")
+			g.dropCache(repo, req.CacheDir, req.URL, "full")
 		}
 		return nil, fmt.Errorf("resolve %q: %w: no branch, tag or commit named %q in %s; available: %s", t.Ref, ErrRefNotFound, t.Ref, req.URL, advertisedList(refs))
 	}
@@ -750,7 +748,8 @@ func (g *GoGit) openCache(cacheDir, u, kind string) (unlock func(), repo *git.Re
 
 // dropCache removes a cache that a failed first fetch created, so that a
 // failed add leaves nothing behind.
-func (g *GoGit) dropCache(cacheDir, u, kind string) {
+func (g *GoGit) dropCache(repo *git.Repository, cacheDir, u, kind string) {
+	closeStore(repo)
 	p := cachePath(cacheDir, u, kind)
 	_ = os.RemoveAll(p)
 	// The lock file stays: another process may be waiting on it.

@@ -129,7 +129,7 @@ func (g *GoGit) fetchPartial(ctx context.Context, req FetchRequest, t resolved, 
 	defer unlock()
 	fail := func(err error) (*Snapshot, error) {
 		if fresh {
-			g.dropCache(req.CacheDir, req.URL, blobless)
+			g.dropCache(repo, req.CacheDir, req.URL, blobless)
 		}
 		return nil, err
 	}

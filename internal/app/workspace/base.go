@@ -22,8 +22,8 @@ func isBundledBase(e *registry.Entry) bool {
 	return e.Canonical == BaseSkill && e.Source == registry.SourceBundled
 }
 
-// withBuiltinTools gives the bundled base skill its tools, described in
-// process, so that listing them starts nothing.
+// withBuiltinTools gives the bundled base skill its tools, from the
+// generated table, so that listing them starts nothing.
 func withBuiltinTools(e registry.Entry) registry.Entry {
 	if isBundledBase(&e) {
 		e.Tools = baseTools()
