@@ -57,3 +57,17 @@ func (e *Entry) wire() *entryJSON {
 
 // MarshalJSON writes e flat, in registry.json's key order.
 func (e Entry) MarshalJSON() ([]byte, error) { return json.Marshal(e.wire()) }
+
+// UnmarshalJSON reads e as registry.json holds it. The listing's manifest
+// takes the entry's name, description and version, as the index's
+// decoder gives it, so that both reads give the same entry.
+func (e *Entry) UnmarshalJSON(data []byte) error {
+	type plain Entry // without this method
+	if err := json.Unmarshal(data, (*plain)(e)); err != nil {
+		return err
+	}
+	if l := e.Listing; l != nil {
+		l.Manifest.Name, l.Manifest.Description, l.Manifest.Version = e.Name, e.Description, e.Version
+	}
+	return nil
+}

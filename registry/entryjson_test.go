@@ -99,6 +99,7 @@ func TestEntryJSONKeepsEveryField(t *testing.T) {
 	var e Entry
 	n := 0
 	fill(reflect.ValueOf(&e).Elem(), &n)
+	listedOnly(e.Listing, &e)
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)

@@ -428,37 +428,38 @@ func (e *enc) entry(x *Entry) {
 	}
 	e.bool(true)
 	e.str(l.Fingerprint)
-	e.str(l.MinAgentVersion)
-	e.str(l.MaxAgentVersion)
-	e.str(l.AgentVersion)
-	if l.Plugin == nil {
+	m := &l.Manifest
+	e.str(m.MinAgentVersion)
+	e.str(m.MaxAgentVersion)
+	e.str(m.AgentVersion)
+	if m.Plugin == nil {
 		e.bool(false)
 	} else {
 		e.bool(true)
-		e.str(l.Plugin.Build)
-		e.str(l.Plugin.Command)
+		e.str(m.Plugin.Build)
+		e.str(m.Plugin.Command)
 	}
-	e.strs(l.Scripts)
-	e.strs(l.ScriptsIgnore)
+	e.strs(m.Scripts)
+	e.strs(m.ScriptsIgnore)
 	e.strs(l.Runnable)
-	e.strs(l.Env)
-	e.strs(l.FS.Read)
-	e.strs(l.FS.Write)
-	e.strs(l.Network)
-	e.strs(l.AllowedTools)
-	e.str(l.ArgumentHint)
-	e.bool(l.DisableModelInvocation)
+	e.strs(m.Permissions.Env)
+	e.strs(m.Permissions.FS.Read)
+	e.strs(m.Permissions.FS.Write)
+	e.strs(m.Permissions.Network)
+	e.strs(m.AllowedTools)
+	e.str(m.ArgumentHint)
+	e.bool(m.DisableModelInvocation)
 	switch {
-	case l.UserInvocable == nil:
+	case m.UserInvocable == nil:
 		e.b = append(e.b, 0)
-	case *l.UserInvocable:
+	case *m.UserInvocable:
 		e.b = append(e.b, 2)
 	default:
 		e.b = append(e.b, 1)
 	}
-	e.str(l.Context)
-	e.str(l.Agent)
-	e.str(l.Model)
+	e.str(m.Context)
+	e.str(m.Agent)
+	e.str(m.Model)
 	e.str(l.Requires)
 	if l.Warnings == nil {
 		e.uvarint(0)
@@ -631,35 +632,38 @@ func (d *dec) entry() Entry {
 		return x
 	}
 	l := &Listing{}
+	m := &l.Manifest
+	m.Name, m.Description, m.Version = x.Name, x.Description, x.Version
 	l.Fingerprint = d.str()
-	l.MinAgentVersion = d.str()
-	l.MaxAgentVersion = d.str()
-	l.AgentVersion = d.str()
+	m.MinAgentVersion = d.str()
+	m.MaxAgentVersion = d.str()
+	m.AgentVersion = d.str()
 	if d.bool() {
-		l.Plugin = &manifest.PluginSpec{Build: d.str(), Command: d.str()}
+		m.Plugin = &manifest.PluginSpec{Build: d.str(), Command: d.str()}
 	}
-	l.Scripts = d.strs()
-	l.ScriptsIgnore = d.strs()
+	m.Scripts = d.strs()
+	m.ScriptsIgnore = d.strs()
 	l.Runnable = d.strs()
-	l.Env = d.strs()
-	l.FS.Read = d.strs()
-	l.FS.Write = d.strs()
-	l.Network = d.strs()
-	l.AllowedTools = d.strs()
-	l.ArgumentHint = d.str()
-	l.DisableModelInvocation = d.bool()
+	m.Permissions.Env = d.strs()
+	m.Permissions.FS.Read = d.strs()
+	m.Permissions.FS.Write = d.strs()
+	m.Permissions.Network = d.strs()
+	m.AllowedTools = d.strs()
+	m.ArgumentHint = d.str()
+	m.DisableModelInvocation = d.bool()
 	switch d.byte() {
 	case 1:
 		f := false
-		l.UserInvocable = &f
+		m.UserInvocable = &f
 	case 2:
 		t := true
-		l.UserInvocable = &t
+		m.UserInvocable = &t
 	}
-	l.Context = d.str()
-	l.Agent = d.str()
-	l.Model = d.str()
+	m.Context = d.str()
+	m.Agent = d.str()
+	m.Model = d.str()
 	l.Requires = d.str()
+	m.Metadata = requiresMetadata(l.Requires)
 	if n, ok := d.count(); ok {
 		l.Warnings = make([]manifest.Problem, n)
 		for i := range l.Warnings {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentskills/agent/internal/testutil/gittest"
+	"github.com/agentskills/agent/registry/manifest"
 )
 
 // fill sets every field of v (a pointer) to a distinct non-zero value, so
@@ -62,6 +63,7 @@ func TestIndexCodecCoversEntry(t *testing.T) {
 	var want Entry
 	n := 0
 	fill(reflect.ValueOf(&want).Elem(), &n)
+	listedOnly(want.Listing, &want)
 	var e enc
 	e.entry(&want)
 	d := &dec{b: e.b, s: string(e.b)}
@@ -73,9 +75,9 @@ func TestIndexCodecCoversEntry(t *testing.T) {
 		t.Fatalf("round trip lost fields:\ngot  %+v\nwant %+v", got, want)
 	}
 	f := false
-	want.Listing.UserInvocable = &f
+	want.Listing.Manifest.UserInvocable = &f
 	want.Tools = []Tool{}
-	want.Listing.Env = nil
+	want.Listing.Manifest.Permissions.Env = nil
 	want.InstalledAt = time.Date(2025, 1, 2, 3, 4, 5, 6, time.FixedZone("", 3600))
 	e.b = nil
 	e.entry(&want)
@@ -83,6 +85,22 @@ func TestIndexCodecCoversEntry(t *testing.T) {
 	if !reflect.DeepEqual(got.Listing, want.Listing) || len(got.Tools) != 0 || got.Tools == nil || !got.InstalledAt.Equal(want.InstalledAt) {
 		t.Fatalf("round trip of false/empty/zone values: got %+v", got)
 	}
+}
+
+// listedOnly clears the manifest fields a listing does not record (SKILL.md
+// fields no listing shows) and sets those it takes from the entry. A field
+// Manifest gains is recorded, or named here.
+func listedOnly(l *Listing, e *Entry) {
+	m := &l.Manifest
+	keep := *m
+	*m = manifest.Manifest{
+		MinAgentVersion: keep.MinAgentVersion, MaxAgentVersion: keep.MaxAgentVersion, AgentVersion: keep.AgentVersion,
+		Plugin: keep.Plugin, Scripts: keep.Scripts, ScriptsIgnore: keep.ScriptsIgnore, Permissions: keep.Permissions,
+		AllowedTools: keep.AllowedTools, ArgumentHint: keep.ArgumentHint, DisableModelInvocation: keep.DisableModelInvocation,
+		UserInvocable: keep.UserInvocable, Context: keep.Context, Agent: keep.Agent, Model: keep.Model,
+	}
+	m.Name, m.Description, m.Version = e.Name, e.Description, e.Version
+	m.Metadata = requiresMetadata(l.Requires)
 }
 
 func TestIndexFollowsRegistry(t *testing.T) {

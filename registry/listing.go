@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -20,21 +21,39 @@ import (
 // changed after install.
 type Listing struct {
 	// Fingerprint is "size:mtime_ns:inode" of the installed SKILL.md.
+	Fingerprint string
+
+	// Manifest is SKILL.md as listings see it, and what Indexed returns,
+	// so that a listing of 1,000 skills builds no manifest of its own.
+	// It holds the fields listingJSON names; Name, Description and
+	// Version are the entry's, and Metadata holds agent.requires alone.
+	// Nothing may change it: every reader of the entry shares it.
+	Manifest manifest.Manifest
+
+	// Runnable is the script files found at install (file names under
+	// scripts/), so that no listing reads the scripts folder.
+	Runnable []string
+	// Requires is metadata's agent.requires as written (SPEC §21), so that
+	// activation and check find dependencies without reading SKILL.md.
+	Requires string
+	// Warnings are the SKILL.md warnings found at install.
+	Warnings []manifest.Problem
+}
+
+// listingJSON is a Listing as registry.json holds it.
+type listingJSON struct {
 	Fingerprint string `json:"fingerprint"`
 
-	MinAgentVersion string               `json:"min_agent_version,omitempty"`
-	MaxAgentVersion string               `json:"max_agent_version,omitempty"`
-	AgentVersion    string               `json:"agent_version,omitempty"`
-	Plugin          *manifest.PluginSpec `json:"plugin,omitempty"`
-	// Scripts and ScriptsIgnore are the manifest's fields; Runnable is the
-	// script files found at install (file names under scripts/), so that
-	// no listing reads the scripts folder.
-	Scripts       []string               `json:"scripts,omitempty"`
-	ScriptsIgnore []string               `json:"scripts_ignore,omitempty"`
-	Runnable      []string               `json:"runnable,omitempty"`
-	Env           []string               `json:"env,omitempty"`
-	FS            manifest.FSPermissions `json:"fs,omitzero"`
-	Network       []string               `json:"network,omitempty"`
+	MinAgentVersion string                 `json:"min_agent_version,omitempty"`
+	MaxAgentVersion string                 `json:"max_agent_version,omitempty"`
+	AgentVersion    string                 `json:"agent_version,omitempty"`
+	Plugin          *manifest.PluginSpec   `json:"plugin,omitempty"`
+	Scripts         []string               `json:"scripts,omitempty"`
+	ScriptsIgnore   []string               `json:"scripts_ignore,omitempty"`
+	Runnable        []string               `json:"runnable,omitempty"`
+	Env             []string               `json:"env,omitempty"`
+	FS              manifest.FSPermissions `json:"fs,omitzero"`
+	Network         []string               `json:"network,omitempty"`
 
 	AllowedTools           []string `json:"allowed-tools,omitempty"`
 	ArgumentHint           string   `json:"argument-hint,omitempty"`
@@ -44,12 +63,52 @@ type Listing struct {
 	Agent                  string   `json:"agent,omitempty"`
 	Model                  string   `json:"model,omitempty"`
 
-	// Requires is metadata's agent.requires as written (SPEC §21), so that
-	// activation and check find dependencies without reading SKILL.md.
-	Requires string `json:"requires,omitempty"`
-
-	// Warnings are the SKILL.md warnings found at install.
+	Requires string             `json:"requires,omitempty"`
 	Warnings []manifest.Problem `json:"warnings,omitempty"`
+}
+
+// MarshalJSON writes l as registry.json holds it.
+func (l Listing) MarshalJSON() ([]byte, error) {
+	m := &l.Manifest
+	return json.Marshal(&listingJSON{
+		Fingerprint:     l.Fingerprint,
+		MinAgentVersion: m.MinAgentVersion, MaxAgentVersion: m.MaxAgentVersion, AgentVersion: m.AgentVersion,
+		Plugin: m.Plugin, Scripts: m.Scripts, ScriptsIgnore: m.ScriptsIgnore, Runnable: l.Runnable,
+		Env: m.Permissions.Env, FS: m.Permissions.FS, Network: m.Permissions.Network,
+		AllowedTools: m.AllowedTools, ArgumentHint: m.ArgumentHint, DisableModelInvocation: m.DisableModelInvocation,
+		UserInvocable: m.UserInvocable, Context: m.Context, Agent: m.Agent, Model: m.Model,
+		Requires: l.Requires, Warnings: l.Warnings,
+	})
+}
+
+// UnmarshalJSON reads l as registry.json holds it. The manifest's name,
+// description and version are the entry's, which Entry.indexed adds.
+func (l *Listing) UnmarshalJSON(data []byte) error {
+	var w listingJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*l = Listing{
+		Fingerprint: w.Fingerprint,
+		Manifest: manifest.Manifest{
+			MinAgentVersion: w.MinAgentVersion, MaxAgentVersion: w.MaxAgentVersion, AgentVersion: w.AgentVersion,
+			Plugin: w.Plugin, Scripts: w.Scripts, ScriptsIgnore: w.ScriptsIgnore,
+			Permissions:  manifest.Permissions{Env: w.Env, FS: w.FS, Network: w.Network},
+			AllowedTools: w.AllowedTools, ArgumentHint: w.ArgumentHint, DisableModelInvocation: w.DisableModelInvocation,
+			UserInvocable: w.UserInvocable, Context: w.Context, Agent: w.Agent, Model: w.Model,
+		},
+		Runnable: w.Runnable, Requires: w.Requires, Warnings: w.Warnings,
+	}
+	l.Manifest.Metadata = requiresMetadata(w.Requires)
+	return nil
+}
+
+// requiresMetadata is a listed manifest's Metadata: agent.requires alone.
+func requiresMetadata(requires string) map[string]any {
+	if requires == "" {
+		return nil
+	}
+	return map[string]any{"agent.requires": requires}
 }
 
 // NewListing records m, the runnable scripts and the fingerprint of dir's
@@ -64,15 +123,19 @@ func NewListing(dir string, m *manifest.Manifest, warnings []manifest.Problem, r
 		return nil, err
 	}
 	l := &Listing{
-		Fingerprint:     fp,
-		MinAgentVersion: m.MinAgentVersion, MaxAgentVersion: m.MaxAgentVersion, AgentVersion: m.AgentVersion,
-		Plugin:  m.Plugin,
-		Scripts: m.Scripts, ScriptsIgnore: m.ScriptsIgnore, Runnable: runnable, Env: m.Permissions.Env, FS: m.Permissions.FS, Network: m.Permissions.Network,
-		AllowedTools: m.AllowedTools, ArgumentHint: m.ArgumentHint, DisableModelInvocation: m.DisableModelInvocation,
-		UserInvocable: m.UserInvocable, Context: m.Context, Agent: m.Agent, Model: m.Model,
+		Fingerprint: fp,
+		Manifest: manifest.Manifest{
+			Name: m.Name, Description: m.Description, Version: m.Version,
+			MinAgentVersion: m.MinAgentVersion, MaxAgentVersion: m.MaxAgentVersion, AgentVersion: m.AgentVersion,
+			Plugin: m.Plugin, Scripts: m.Scripts, ScriptsIgnore: m.ScriptsIgnore, Permissions: m.Permissions,
+			AllowedTools: m.AllowedTools, ArgumentHint: m.ArgumentHint, DisableModelInvocation: m.DisableModelInvocation,
+			UserInvocable: m.UserInvocable, Context: m.Context, Agent: m.Agent, Model: m.Model,
+		},
+		Runnable: runnable,
+		Warnings: warnings,
 	}
 	l.Requires, _ = m.Metadata["agent.requires"].(string)
-	l.Warnings = warnings
+	l.Manifest.Metadata = requiresMetadata(l.Requires)
 	return l, nil
 }
 
@@ -126,8 +189,9 @@ func appendFingerprint(b []byte, st *fileStat) ([]byte, bool) {
 
 // Indexed returns the manifest as the entry recorded it, without parsing
 // SKILL.md, when the entry has a listing and SKILL.md still has the
-// recorded fingerprint. The manifest has no Body and no metadata: Layer 2
-// and info read the file. To check many entries, use Store.Listings.
+// recorded fingerprint. The manifest has no Body and no metadata but
+// agent.requires: Layer 2 and info read the file. It is shared: callers
+// must not change it. To check many entries, use Store.Listings.
 func (e *Entry) Indexed() (*manifest.Manifest, bool) {
 	if e.Listing == nil || e.Path == "" {
 		return nil, false
@@ -146,15 +210,12 @@ func (e *Entry) indexed(st *fileStat) (*manifest.Manifest, bool) {
 	if !ok || string(fp) != l.Fingerprint {
 		return nil, false
 	}
-	m := &manifest.Manifest{
-		Name: e.Name, Description: e.Description, Version: e.Version,
-		MinAgentVersion: l.MinAgentVersion, MaxAgentVersion: l.MaxAgentVersion, AgentVersion: l.AgentVersion,
-		Plugin: l.Plugin, Scripts: l.Scripts, ScriptsIgnore: l.ScriptsIgnore, Permissions: manifest.Permissions{Env: l.Env, FS: l.FS, Network: l.Network},
-		AllowedTools: l.AllowedTools, ArgumentHint: l.ArgumentHint, DisableModelInvocation: l.DisableModelInvocation,
-		UserInvocable: l.UserInvocable, Context: l.Context, Agent: l.Agent, Model: l.Model,
-	}
-	if l.Requires != "" {
-		m.Metadata = map[string]any{"agent.requires": l.Requires}
+	m := &l.Manifest
+	if m.Name != e.Name || m.Description != e.Description || m.Version != e.Version {
+		// A listing read from registry.json, or an entry renamed since.
+		c := *m
+		c.Name, c.Description, c.Version = e.Name, e.Description, e.Version
+		m = &c
 	}
 	return m, true
 }

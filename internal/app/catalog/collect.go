@@ -271,7 +271,8 @@ func Installed(entries []registry.Entry, lastAudit func(canonical string) string
 			s.Audit = lastAudit(e.Canonical)
 		}
 		if l := e.Listing; l != nil {
-			s.Permissions = Permissions{FSRead: l.FS.Read, FSWrite: l.FS.Write, Network: l.Network, Env: l.Env}
+			p := &l.Manifest.Permissions
+			s.Permissions = Permissions{FSRead: p.FS.Read, FSWrite: p.FS.Write, Network: p.Network, Env: p.Env}
 		}
 		switch {
 		case e.URL != "":

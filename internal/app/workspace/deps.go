@@ -53,12 +53,23 @@ func requiresOf(e registry.Entry) []manifest.Requirement {
 // listing of 1,000 skills).
 func withDependencies(all []registry.Entry, selected []bool) (byWhom map[string][]string, reqs map[int][]manifest.Requirement) {
 	byWhom = map[string][]string{}
+	// reqs holds only the skills that require something: with 1,000
+	// skills selected, a key for each cost more than the rest of the check.
 	reqs = map[int][]manifest.Requirement{}
+	read := make([]bool, len(all))
 	some := false
+	readReqs := func(i int) {
+		if read[i] {
+			return
+		}
+		read[i] = true
+		if r := requiresOf(all[i]); len(r) > 0 {
+			reqs[i], some = r, true
+		}
+	}
 	for i := range all {
 		if selected[i] {
-			reqs[i] = requiresOf(all[i])
-			some = some || len(reqs[i]) > 0
+			readReqs(i)
 		}
 	}
 	if !some {
@@ -73,11 +84,9 @@ func withDependencies(all []registry.Entry, selected []bool) (byWhom map[string]
 	for changed := true; changed; {
 		changed = false
 		for i := range all {
-			if selected[i] {
-				if _, done := reqs[i]; !done {
-					reqs[i] = requiresOf(all[i])
-					in[i].Requires = reqs[i]
-				}
+			if selected[i] && !read[i] {
+				readReqs(i)
+				in[i].Requires = reqs[i]
 			}
 		}
 		edges, _ := deps.Check(in)

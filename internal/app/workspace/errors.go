@@ -138,7 +138,7 @@ func (ws *Workspace) unresolved(name string) error {
 	}
 	if bare == "script_list" || bare == "script_help" || bare == "script_run" {
 		for _, as := range ws.Active {
-			if len(as.Scripts) > 0 && !runsCode(as.Entry) {
+			if as.Scripts > 0 && !runsCode(as.Entry) {
 				return untrustedError(as.Entry)
 			}
 		}

@@ -26,7 +26,7 @@ func (ws *Workspace) Layer1(budget int) (text string, included, dropped []string
 			Description:            desc,
 			DisableModelInvocation: as.Manifest.DisableModelInvocation,
 		})
-		if len(as.Scripts) > 0 && !as.Manifest.DisableModelInvocation && runsCode(as.Entry) {
+		if as.Scripts > 0 && !as.Manifest.DisableModelInvocation && runsCode(as.Entry) {
 			scripts = true
 		}
 	}

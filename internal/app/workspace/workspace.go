@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -65,7 +64,7 @@ type Workspace struct {
 type ActiveSkill struct {
 	Entry    *registry.Entry
 	Manifest *manifest.Manifest
-	Scripts  []exec.Script // runnable scripts (those without Err); Meta is not read
+	Scripts  int // how many runnable scripts (those without Err) it has
 	// Indexed: Manifest came from the registry (no Body); Layer 2 reads
 	// SKILL.md when the skill is used.
 	Indexed bool
@@ -119,11 +118,7 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 		as := &ActiveSkill{Entry: e, Manifest: st.Manifest, Indexed: st.Indexed}
 		if st.Indexed && e.Listing != nil {
 			// Recorded at install: the folder is not read (SPEC §5).
-			as.Scripts = make([]exec.Script, 0, len(e.Listing.Runnable))
-			for _, rel := range e.Listing.Runnable {
-				base := path.Base(rel)
-				as.Scripts = append(as.Scripts, exec.Script{Name: strings.TrimSuffix(base, path.Ext(base)), Path: filepath.Join(e.Path, filepath.FromSlash(rel))})
-			}
+			as.Scripts = len(e.Listing.Runnable)
 		} else if e.Path != "" && DirExists(e.Path) {
 			// List, not Discover: no script source is read until a script
 			// tool asks for it (SPEC §10, Layer 3).
@@ -137,7 +132,7 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 					ws.Warnings = append(ws.Warnings, fmt.Sprintf("skill %s: script %s is skipped: %v", e.Canonical, s.Name, s.Err))
 					continue
 				}
-				as.Scripts = append(as.Scripts, s)
+				as.Scripts++
 			}
 		}
 		if e.Source == registry.SourceDiscovered && st.Manifest.Plugin != nil {
@@ -306,7 +301,7 @@ func (ws *Workspace) names() (byExposed, byQualified map[string]*ToolRef) {
 
 func (ws *Workspace) hasScripts() bool {
 	for _, as := range ws.Active {
-		if len(as.Scripts) > 0 && runsCode(as.Entry) {
+		if as.Scripts > 0 && runsCode(as.Entry) {
 			return true
 		}
 	}
@@ -406,7 +401,7 @@ func (ws *Workspace) execPlugin(stateDir string) (host.Plugin, error) {
 	}
 	var allowed []string
 	for _, as := range ws.Active {
-		if len(as.Scripts) == 0 || !runsCode(as.Entry) {
+		if as.Scripts == 0 || !runsCode(as.Entry) {
 			continue
 		}
 		cfg.Skills = append(cfg.Skills, exec.Skill{
