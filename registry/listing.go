@@ -122,8 +122,15 @@ func NewListing(dir string, m *manifest.Manifest, warnings []manifest.Problem, r
 	if err != nil {
 		return nil, err
 	}
+	l := ListingOf(m, warnings, runnable)
+	l.Fingerprint = fp
+	return l, nil
+}
+
+// ListingOf is the listing of m without a fingerprint: what a skill that
+// has no folder (a bundled one) lists.
+func ListingOf(m *manifest.Manifest, warnings []manifest.Problem, runnable []string) *Listing {
 	l := &Listing{
-		Fingerprint: fp,
 		Manifest: manifest.Manifest{
 			Name: m.Name, Description: m.Description, Version: m.Version,
 			MinAgentVersion: m.MinAgentVersion, MaxAgentVersion: m.MaxAgentVersion, AgentVersion: m.AgentVersion,
@@ -136,7 +143,7 @@ func NewListing(dir string, m *manifest.Manifest, warnings []manifest.Problem, r
 	}
 	l.Requires, _ = m.Metadata["agent.requires"].(string)
 	l.Manifest.Metadata = requiresMetadata(l.Requires)
-	return l, nil
+	return l
 }
 
 // manifestStat lstats a folder's manifest as manifest.FindName finds it:

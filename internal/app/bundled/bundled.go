@@ -43,7 +43,7 @@ func parse() (map[string]skill, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, _, err := manifest.ParseManifest("bundled:"+file, data)
+		m, warnings, err := manifest.ParseManifest("bundled:"+file, data)
 		if err != nil {
 			return nil, err
 		}
@@ -59,6 +59,9 @@ func parse() (map[string]skill, error) {
 				NamedOnly:   m.Metadata["activation"] == "named",
 				Description: m.Description,
 				Origin:      registry.Origin{Source: registry.SourceBundled, Version: m.Version},
+				// What listings use instead of parsing the file; a bundled
+				// skill has no scripts folder.
+				Listing: registry.ListingOf(m, warnings, []string{}),
 			},
 			manifest: m,
 		}
