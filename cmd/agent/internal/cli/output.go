@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/agentskills/agent/internal/app/workspace"
 )
@@ -46,18 +47,20 @@ func shortSHA(sha string) string {
 	return sha
 }
 
-// table writes aligned columns, GitHub CLI style. Its output is buffered:
-// tabwriter writes each cell on its own, which for 1,000 rows was a third
-// of the write system calls of `agent tools` and `agent skill list`.
+// table writes aligned columns, GitHub CLI style: text/tabwriter's layout
+// (padding 2, spaces). It keeps the escaped cells and lays them out at
+// flush in one buffer and one write: through tabwriter, which copies
+// every cell and keeps a record of each, the table was a sixth of `agent
+// tools` at 1,000 skills (docs/design.md). Rows of differing lengths,
+// which tabwriter lays out in blocks, still go through it.
 type table struct {
-	tw  *tabwriter.Writer
-	out *bufio.Writer
-	buf []byte // one row
+	w     io.Writer
+	cells []string // escaped, row after row
+	ends  []int    // where each row's cells end in cells
 }
 
 func newTable(w io.Writer, header ...string) *table {
-	out := bufio.NewWriterSize(w, 64<<10)
-	t := &table{tw: tabwriter.NewWriter(out, 0, 4, 2, ' ', 0), out: out}
+	t := &table{w: w}
 	if len(header) > 0 {
 		t.row(header...)
 	}
@@ -68,30 +71,74 @@ func newTable(w io.Writer, header ...string) *table {
 // alignment.
 var cellReplacer = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 
-// row writes one row. Cells hold skill-supplied text (names,
-// descriptions, SKILL.md fields), so what a terminal would obey in them
-// is shown escaped (workspace.EscapeTerminal).
+// row adds one row. Cells hold skill-supplied text (names, descriptions,
+// SKILL.md fields), so what a terminal would obey in them is shown escaped
+// (workspace.EscapeTerminal).
 func (t *table) row(cols ...string) {
-	t.buf = t.buf[:0]
-	for i, c := range cols {
+	for _, c := range cols {
 		if strings.ContainsAny(c, "\t\n\r") {
 			c = cellReplacer.Replace(c)
 		}
-		c = workspace.EscapeTerminal(c)
-		if i > 0 {
-			t.buf = append(t.buf, '\t')
-		}
-		t.buf = append(t.buf, c...)
+		t.cells = append(t.cells, workspace.EscapeTerminal(c))
 	}
-	t.buf = append(t.buf, '\n')
-	_, _ = t.tw.Write(t.buf)
+	t.ends = append(t.ends, len(t.cells))
 }
 
 func (t *table) flush() error {
-	if err := t.tw.Flush(); err != nil {
-		return err
+	if len(t.ends) == 0 {
+		return nil
 	}
-	return t.out.Flush()
+	_, err := t.w.Write(t.layout())
+	return err
+}
+
+// layout is the table as tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) lays it
+// out: every cell but a row's last padded to its column's widest (in
+// runes) plus two spaces.
+func (t *table) layout() []byte {
+	ncol := t.ends[0]
+	for i, end := range t.ends {
+		if end != (i+1)*ncol {
+			return t.tabwriter()
+		}
+	}
+	widths := make([]int, ncol)
+	size := 0
+	for i, c := range t.cells {
+		col := i % ncol
+		size += len(c) + 1
+		if col < ncol-1 {
+			widths[col] = max(widths[col], utf8.RuneCountInString(c))
+		}
+	}
+	for _, w := range widths[:ncol-1] {
+		size += (w + 2) * len(t.ends)
+	}
+	out := make([]byte, 0, size)
+	for i, c := range t.cells {
+		out = append(out, c...)
+		if col := i % ncol; col < ncol-1 {
+			for n := widths[col] + 2 - utf8.RuneCountInString(c); n > 0; n-- {
+				out = append(out, ' ')
+			}
+		} else {
+			out = append(out, '\n')
+		}
+	}
+	return out
+}
+
+// tabwriter lays the table out through text/tabwriter.
+func (t *table) tabwriter() []byte {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	start := 0
+	for _, end := range t.ends {
+		_, _ = io.WriteString(tw, strings.Join(t.cells[start:end], "\t")+"\n")
+		start = end
+	}
+	_ = tw.Flush() // writes to memory
+	return b.Bytes()
 }
 
 // writeJSON writes v indented, with a trailing newline, so output is stable
