@@ -13,7 +13,7 @@ import (
 // only Layer 1: `agent prompt`, the MCP instructions and `agent run`'s
 // system prompt all come from here. It reads nothing.
 func (ws *Workspace) Layer1(budget int) (text string, included, dropped []string, err error) {
-	var skills []disclosure.Skill
+	skills := make([]disclosure.Skill, 0, len(ws.Active))
 	scripts := false
 	for _, as := range ws.Active {
 		desc := as.Manifest.Description
