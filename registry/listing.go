@@ -287,20 +287,17 @@ func (l *Listings) check(e *Entry) (st fileStat, ok, direct bool) {
 // IndexedAll is Indexed for each entry of all that want picks (every one
 // when want is nil); out[i] is nil where Indexed would say false or want
 // did not pick all[i]. The checks, one fstatat each, are most of a listing
-// of 1,000 skills, so they run on up to GOMAXPROCS threads; the manifests
-// are built after, on this one: a page fault while several threads of the
-// process run costs a TLB shootdown on every CPU they run on.
+// of 1,000 skills, so they run on up to GOMAXPROCS threads. They allocate
+// nothing as a rule (Indexed returns the listing's own manifest): a page
+// fault while several threads of the process run costs a TLB shootdown
+// on every CPU they run on.
 func (l *Listings) IndexedAll(all []Entry, want func(i int) bool) []*manifest.Manifest {
-	type result struct {
-		st         fileStat
-		ok, direct bool
-	}
-	res := make([]result, len(all))
+	out := make([]*manifest.Manifest, len(all))
 	check := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if want == nil || want(i) {
-				r := &res[i]
-				r.st, r.ok, r.direct = l.check(&all[i])
+				st, ok, direct := l.check(&all[i])
+				out[i], _ = indexedBy(&all[i], &st, ok, direct)
 			}
 		}
 	}
@@ -314,13 +311,6 @@ func (l *Listings) IndexedAll(all []Entry, want func(i int) bool) []*manifest.Ma
 		}
 		check(0, min(step, len(all)))
 		wg.Wait()
-	}
-	out := make([]*manifest.Manifest, len(all))
-	for i := range all {
-		if want == nil || want(i) {
-			r := &res[i]
-			out[i], _ = indexedBy(&all[i], &r.st, r.ok, r.direct)
-		}
 	}
 	return out
 }

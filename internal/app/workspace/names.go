@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxToolName is the longest tool name handed to a model client. Clients
@@ -47,9 +48,24 @@ func FirstLine(s string, max int) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}
-	r := []rune(strings.TrimSpace(s))
-	if max > 0 && len(r) > max {
-		return string(r[:max-1]) + "…"
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) {
+		s = string([]rune(s)) // each invalid byte becomes U+FFFD
 	}
-	return string(r)
+	if max <= 0 {
+		return s
+	}
+	// Most lines are short: they are returned as they are, not copied
+	// (`agent tools` shows a line of each of thousands of tools).
+	n, cut := 0, 0
+	for i := range s {
+		if n == max-1 {
+			cut = i
+		}
+		if n == max {
+			return s[:cut] + "…"
+		}
+		n++
+	}
+	return s
 }

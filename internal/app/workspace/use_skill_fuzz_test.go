@@ -39,3 +39,28 @@ func FuzzDecodeSkillArgs(f *testing.F) {
 		}
 	})
 }
+
+// firstLineRunes is FirstLine as it was written first, by runes: the
+// reference FuzzFirstLine holds it to.
+func firstLineRunes(s string, max int) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	r := []rune(strings.TrimSpace(s))
+	if max > 0 && len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return string(r)
+}
+
+func FuzzFirstLine(f *testing.F) {
+	for _, s := range []string{"", "a", "Sum two numbers.\nMore.", " héllo wörld ", "\xff\xfe abc", "日本語のテキスト"} {
+		f.Add(s, 5)
+	}
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		max %= 200
+		if got, want := FirstLine(s, max), firstLineRunes(s, max); got != want {
+			t.Fatalf("FirstLine(%q, %d) = %q, want %q", s, max, got, want)
+		}
+	})
+}

@@ -106,6 +106,7 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 	}
 	// v.all is this view's own copy of the entries: no second one.
 	ws := &Workspace{Config: cfg, Warnings: v.Warnings, All: v.all}
+	actives := make([]ActiveSkill, 0, len(v.Skills)) // one allocation for all
 	for _, st := range v.Skills {
 		e := st.Entry
 		if st.Selected && !st.Active {
@@ -115,7 +116,8 @@ func Load(ctx context.Context, cfg Config) (*Workspace, error) {
 		if !st.Active {
 			continue
 		}
-		as := &ActiveSkill{Entry: e, Manifest: st.Manifest, Indexed: st.Indexed}
+		actives = append(actives, ActiveSkill{Entry: e, Manifest: st.Manifest, Indexed: st.Indexed})
+		as := &actives[len(actives)-1]
 		if st.Indexed && e.Listing != nil {
 			// Recorded at install: the folder is not read (SPEC §5).
 			as.Scripts = len(e.Listing.Runnable)
