@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentskills/agent/internal/testutil/gittest"
-	"github.com/agentskills/agent/registry/manifest"
 )
 
 // fill sets every field of v (a pointer) to a distinct non-zero value, so
@@ -89,16 +88,14 @@ func TestIndexCodecCoversEntry(t *testing.T) {
 
 // listedOnly clears the manifest fields a listing does not record (SKILL.md
 // fields no listing shows) and sets those it takes from the entry. A field
-// Manifest gains is recorded, or named here.
+// Manifest gains is filled by fill and lost by the codec until it is
+// recorded or named here.
 func listedOnly(l *Listing, e *Entry) {
 	m := &l.Manifest
-	keep := *m
-	*m = manifest.Manifest{
-		MinAgentVersion: keep.MinAgentVersion, MaxAgentVersion: keep.MaxAgentVersion, AgentVersion: keep.AgentVersion,
-		Plugin: keep.Plugin, Scripts: keep.Scripts, ScriptsIgnore: keep.ScriptsIgnore, Permissions: keep.Permissions,
-		AllowedTools: keep.AllowedTools, ArgumentHint: keep.ArgumentHint, DisableModelInvocation: keep.DisableModelInvocation,
-		UserInvocable: keep.UserInvocable, Context: keep.Context, Agent: keep.Agent, Model: keep.Model,
-	}
+	m.DisplayName, m.Author, m.Repository, m.License, m.Compatibility = "", "", "", "", ""
+	m.CGO, m.WhenToUse, m.Paths, m.Hooks, m.Shell = false, "", nil, nil, ""
+	m.DisallowedTools, m.Effort, m.Background, m.Extra = nil, "", false, nil
+	m.Keys, m.KeyLines, m.Body = nil, nil, ""
 	m.Name, m.Description, m.Version = e.Name, e.Description, e.Version
 	m.Metadata = requiresMetadata(l.Requires)
 }

@@ -200,8 +200,16 @@ func appendFingerprint(b []byte, st *fileStat) ([]byte, bool) {
 // agent.requires: Layer 2 and info read the file. It is shared: callers
 // must not change it. To check many entries, use Store.Listings.
 func (e *Entry) Indexed() (*manifest.Manifest, bool) {
-	if e.Listing == nil || e.Path == "" {
+	if e.Listing == nil {
 		return nil, false
+	}
+	if e.Path == "" {
+		// A bundled skill has no folder: its listing comes from the
+		// binary itself, and there is nothing to check it against.
+		if e.Source != SourceBundled {
+			return nil, false
+		}
+		return &e.Listing.Manifest, true
 	}
 	st, err := manifestStat(func(name string) (fileStat, error) { return lstatPath(filepath.Join(e.Path, name)) })
 	if err != nil {
@@ -264,11 +272,11 @@ func indexedBy(e *Entry, st *fileStat, ok, direct bool) (*manifest.Manifest, boo
 // cannot (e is not in skills/, or there is no handle), and then only
 // e.Indexed can say.
 func (l *Listings) check(e *Entry) (st fileStat, ok, direct bool) {
-	if e.Listing == nil || e.Path == "" {
+	if e.Listing == nil {
 		return fileStat{}, false, true
 	}
 	// Installed skills live in skills/<canonical> (Store.checkPaths);
-	// linked ones elsewhere.
+	// linked ones elsewhere, and bundled ones nowhere.
 	if l.fd < 0 || len(e.Path) <= len(l.dir)+1 || e.Path[:len(l.dir)] != l.dir || e.Path[len(l.dir)] != filepath.Separator ||
 		strings.IndexByte(e.Path[len(l.dir)+1:], filepath.Separator) >= 0 {
 		return fileStat{}, false, false

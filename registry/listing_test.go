@@ -72,3 +72,33 @@ func TestIndexedAll(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexedWithoutFolder: a bundled skill lists from its listing as it
+// is (it has no folder to check); any other entry without a folder never
+// lists from one.
+func TestIndexedWithoutFolder(t *testing.T) {
+	t.Parallel()
+	l := ListingOf(&manifest.Manifest{Name: "b", Description: "d"}, nil, []string{})
+	for _, tc := range []struct {
+		name   string
+		source string
+		want   bool
+	}{
+		{"bundled", SourceBundled, true},
+		{"installed", "git", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Entry{Name: "b", Canonical: "b", Description: "d", Listing: l, Origin: Origin{Source: tc.source}}
+			m, ok := e.Indexed()
+			if ok != tc.want || ok && m.Description != "d" {
+				t.Fatalf("Indexed() = %v, %v; want ok %v", m, ok, tc.want)
+			}
+			all := []Entry{e}
+			ls := NewStore(t.TempDir()).Listings()
+			defer ls.Close()
+			if got := ls.IndexedAll(all, nil)[0]; (got != nil) != tc.want {
+				t.Fatalf("IndexedAll = %v, want listed %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -126,9 +126,6 @@ func LoadView(ctx context.Context, cfg *Config, scope Scope) (*View, error) {
 			manifests[i], _ = listings.Indexed(e)
 		}
 		m := manifests[i]
-		if m == nil && e.Source == registry.SourceBundled && e.Path == "" && e.Listing != nil {
-			m = &e.Listing.Manifest // from the binary itself: nothing to check
-		}
 		indexed := m != nil
 		var err error
 		if indexed {
