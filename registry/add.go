@@ -2,13 +2,17 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
@@ -225,16 +229,7 @@ func (s *Pipeline) add(ctx context.Context, req AddRequest, prep Prepare) ([]Ent
 	// a thousand times for `add --all` of a thousand skills. A skill that
 	// fails to stage ends the batch; the ones staged before it are still
 	// installed and returned with its error, as one commit each would.
-	var batch []addition
-	var failed error
-	for i, sel := range sels {
-		a, err := s.stageFound(ctx, w, i, req, src, snap, repoDir, sel, prep)
-		if err != nil {
-			failed = err
-			break
-		}
-		batch = append(batch, a)
-	}
+	batch, failed := s.stageAll(ctx, w, req, src, snap, repoDir, sels, prep)
 	out, err := s.commitAdds(batch)
 	if err != nil {
 		return out, err
@@ -258,6 +253,112 @@ func (s *Pipeline) FindSkills(ctx context.Context, src gitsrc.Source, progress i
 	return d, snap, nil
 }
 
+// stageAll stages sels in order, each in slot i of w, and returns the
+// ones staged before the first that failed, and its error. Without a
+// plugin to build, the skills are staged on every core: writing, hashing
+// and indexing one skill's files is independent of the others', and a
+// serial loop left the second core idle for most of add --all. Their
+// SKILL.md warnings still print in order, and prep (listing the scripts)
+// runs one at a time, as it is the caller's.
+func (s *Pipeline) stageAll(ctx context.Context, w *work, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sels []gitsrc.Found, prep Prepare) ([]addition, error) {
+	n := stageWorkers(sels)
+	if n > 1 && prep != nil {
+		var mu sync.Mutex
+		inner := prep
+		prep = func(ctx context.Context, st *Staged) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return inner(ctx, st)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	staged := make([]addition, len(sels))
+	read := make([]bool, len(sels))
+	errs := make([]error, len(sels))
+	done := make([]chan struct{}, len(sels))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	var (
+		next   atomic.Int64
+		failed atomic.Bool // the first failure ends the batch: stage no more
+		wg     sync.WaitGroup
+	)
+	for range n {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(sels); i = int(next.Add(1) - 1) {
+				if failed.Load() {
+					errs[i] = errBatchEnded
+				} else {
+					staged[i], read[i], errs[i] = s.stageFound(ctx, w, i, req, src, snap, repoDir, sels[i], prep, n == 1)
+				}
+				if errs[i] != nil {
+					failed.Store(true)
+				}
+				close(done[i])
+			}
+		})
+	}
+	// Nothing returns while a worker may still write into w; the ones
+	// after a failure are cut short.
+	defer wg.Wait()
+	defer cancel()
+	var batch []addition
+	for i, sel := range sels {
+		<-done[i]
+		if read[i] && n > 1 {
+			showWarnings(req, sel)
+		}
+		if errs[i] != nil {
+			return batch, errs[i]
+		}
+		batch = append(batch, staged[i])
+	}
+	return batch, nil
+}
+
+// errBatchEnded is the lot of a skill after one that failed; stageAll
+// never returns it.
+var errBatchEnded = errors.New("an earlier skill failed")
+
+func showWarnings(req AddRequest, sel gitsrc.Found) {
+	if req.Warn == nil {
+		return
+	}
+	for _, p := range sel.Warnings {
+		req.Warn(p.String())
+	}
+}
+
+// stageWorkers is how many skills of sels stageAll stages at once: one
+// when a plugin is built (its build and describe print progress, in
+// order, and may need the whole tree, CheckoutSkill) or when one selected
+// folder holds another (staging the outer one moves the inner one's
+// files); else one per core.
+func stageWorkers(sels []gitsrc.Found) int {
+	if len(sels) < 2 {
+		return 1
+	}
+	dirs := make([]string, 0, len(sels))
+	for _, sel := range sels {
+		if sel.Manifest != nil && sel.Manifest.Plugin != nil {
+			return 1
+		}
+		d := gitsrc.FSPath(sel.Dir)
+		if d == "." {
+			return 1
+		}
+		dirs = append(dirs, d+"/")
+	}
+	slices.Sort(dirs)
+	for i := 1; i < len(dirs); i++ {
+		if strings.HasPrefix(dirs[i], dirs[i-1]) {
+			return 1
+		}
+	}
+	return min(runtime.GOMAXPROCS(0), len(sels))
+}
+
 // addition is a skill staged for add: its entry and what to move into place.
 type addition struct {
 	entry Entry
@@ -265,12 +366,14 @@ type addition struct {
 }
 
 // stageFound writes one selected skill's folder of snap under repoDir and
-// stages it in slot i of w.
-func (s *Pipeline) stageFound(ctx context.Context, w *work, i int, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sel gitsrc.Found, prep Prepare) (addition, error) {
+// stages it in slot i of w. Once the skill is written and found
+// compatible, its SKILL.md warnings are due (read), even if staging
+// fails; warn shows them then, before prep prints its progress.
+func (s *Pipeline) stageFound(ctx context.Context, w *work, i int, req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, repoDir string, sel gitsrc.Found, prep Prepare, warn bool) (a addition, read bool, err error) {
 	w = w.slot(i)
 	m := sel.Manifest
 	if err := gitsrc.CheckoutSkill(snap, sel.Dir, repoDir, m, s.Limits); err != nil {
-		return addition{}, fmt.Errorf("read %s at %s: %w", src.Raw, gitsrc.Short(snap.Commit), err)
+		return addition{}, false, fmt.Errorf("read %s at %s: %w", src.Raw, gitsrc.Short(snap.Commit), err)
 	}
 	name := m.Name
 	if req.Name != "" {
@@ -278,15 +381,13 @@ func (s *Pipeline) stageFound(ctx context.Context, w *work, i int, req AddReques
 	}
 	canonical, err := manifest.Canonical(name)
 	if err != nil {
-		return addition{}, err
+		return addition{}, false, err
 	}
 	if err := manifest.CheckCompatibility(m, req.AgentVersion); err != nil {
-		return addition{}, err
+		return addition{}, false, err
 	}
-	if req.Warn != nil {
-		for _, p := range sel.Warnings {
-			req.Warn(p.String())
-		}
+	if warn {
+		showWarnings(req, sel)
 	}
 	sha := snap.PinOf(sel.Dir)
 	version := snap.Version
@@ -308,9 +409,9 @@ func (s *Pipeline) stageFound(ctx context.Context, w *work, i int, req AddReques
 	}
 	inst, err := s.stage(ctx, w, st, prep, &e)
 	if err != nil {
-		return addition{}, err
+		return addition{}, true, err
 	}
-	return addition{entry: e, inst: inst}, nil
+	return addition{entry: e, inst: inst}, true, nil
 }
 
 // commitAdd moves a staged skill into place and registers e.

@@ -149,7 +149,7 @@ func NewSnapshot(repo *git.Repository, commit plumbing.Hash) (*Snapshot, error) 
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", commit, err)
 	}
-	t, err := c.Tree()
+	t, err := memoTree(repo, c)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", commit, err)
 	}
@@ -451,7 +451,7 @@ func snapshotOf(repo *git.Repository, t resolved, u string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: commit %s: %w", u, Short(t.Hash.String()), err)
 	}
-	tree, err := c.Tree()
+	tree, err := memoTree(repo, c)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: tree of %s: %w", u, Short(t.Hash.String()), err)
 	}

@@ -21,6 +21,12 @@ import (
 // ReadDir, ReadLink) and never followed: opening one is an error.
 // Submodules (gitlinks) are left out, as a checkout without submodules
 // leaves them empty.
+//
+// A TreeFS from NewTreeFS is safe for concurrent use, so that add stages
+// many skills at once: go-git's object storage is not (its pack handles
+// and a tree's entry map are shared), so every call into it holds one
+// lock. What a file's reader returns is its own: the content is read
+// under the lock, and streamed without it.
 type TreeFS struct {
 	root *object.Tree
 	// trees holds the folders decoded so far. go-git's FindEntry caches
@@ -30,8 +36,18 @@ type TreeFS struct {
 }
 
 type treeCache struct {
-	mu sync.Mutex
+	mu sync.Mutex // held for every call into go-git's storage
 	m  map[string]*object.Tree
+}
+
+// lock holds the storage's lock until the returned func is called. A
+// TreeFS made without NewTreeFS has none: it is used by one goroutine.
+func (t TreeFS) lock() func() {
+	if t.trees == nil {
+		return func() {}
+	}
+	t.trees.mu.Lock()
+	return t.trees.mu.Unlock
 }
 
 var (
@@ -46,7 +62,7 @@ func NewTreeFS(t *object.Tree) TreeFS {
 }
 
 // tree returns the folder dir (a valid fs path; "." is the root), decoding
-// each folder on its way at most once.
+// each folder on its way at most once. The caller holds the lock.
 func (t TreeFS) tree(dir string) (*object.Tree, error) {
 	if dir == "." {
 		return t.root, nil
@@ -54,26 +70,23 @@ func (t TreeFS) tree(dir string) (*object.Tree, error) {
 	if t.trees == nil {
 		return t.root.Tree(dir)
 	}
-	t.trees.mu.Lock()
-	tr, ok := t.trees.m[dir]
-	t.trees.mu.Unlock()
-	if ok {
+	if tr, ok := t.trees.m[dir]; ok {
 		return tr, nil
 	}
 	parent, err := t.tree(path.Dir(dir))
 	if err != nil {
 		return nil, err
 	}
-	if tr, err = parent.Tree(path.Base(dir)); err != nil {
+	tr, err := parent.Tree(path.Base(dir))
+	if err != nil {
 		return nil, err
 	}
-	t.trees.mu.Lock()
 	t.trees.m[dir] = tr
-	t.trees.mu.Unlock()
 	return tr, nil
 }
 
-// entry finds name's tree entry; the root has none (nil, nil).
+// entry finds name's tree entry; the root has none (nil, nil). The caller
+// holds the lock.
 func (t TreeFS) entry(op, name string) (*object.TreeEntry, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
@@ -109,6 +122,7 @@ func (t TreeFS) info(name string, e *object.TreeEntry) fs.FileInfo {
 	}
 	if e.Mode != filemode.Dir {
 		fi.size = func() int64 {
+			defer t.lock()()
 			if b, err := t.root.TreeEntryFile(e); err == nil {
 				return b.Size
 			}
@@ -120,6 +134,7 @@ func (t TreeFS) info(name string, e *object.TreeEntry) fs.FileInfo {
 
 // Open implements fs.FS.
 func (t TreeFS) Open(name string) (fs.File, error) {
+	defer t.lock()()
 	e, err := t.entry("open", name)
 	if err != nil {
 		return nil, err
@@ -146,6 +161,7 @@ func (t TreeFS) Stat(name string) (fs.FileInfo, error) { return t.Lstat(name) }
 
 // Lstat implements fs.ReadLinkFS.
 func (t TreeFS) Lstat(name string) (fs.FileInfo, error) {
+	defer t.lock()()
 	e, err := t.entry("lstat", name)
 	if err != nil {
 		return nil, err
@@ -155,6 +171,7 @@ func (t TreeFS) Lstat(name string) (fs.FileInfo, error) {
 
 // ReadLink implements fs.ReadLinkFS.
 func (t TreeFS) ReadLink(name string) (string, error) {
+	defer t.lock()()
 	e, err := t.entry("readlink", name)
 	if err != nil {
 		return "", err
@@ -175,6 +192,7 @@ func (t TreeFS) ReadLink(name string) (string, error) {
 
 // ReadDir implements fs.ReadDirFS, in git's (byte) order, which is sorted.
 func (t TreeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	defer t.lock()()
 	tree := t.root
 	if name != "." {
 		e, err := t.entry("readdir", name)
@@ -188,7 +206,7 @@ func (t TreeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 			return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
 		}
 	}
-	sub := TreeFS{root: tree}
+	sub := TreeFS{root: tree, trees: t.trees} // its entries' sizes take the lock
 	out := make([]fs.DirEntry, 0, len(tree.Entries))
 	for i := range tree.Entries {
 		e := &tree.Entries[i]

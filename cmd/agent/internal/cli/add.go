@@ -418,8 +418,13 @@ func printInstalled(w io.Writer, e registry.Entry) {
 	if len(e.Tools) > 0 {
 		fmt.Fprintf(w, "  %d tool(s) from its plugin\n", len(e.Tools))
 	}
-	if m, _, err := registry.LoadInstalled(e); err == nil {
-		writeCGO(w, m)
+	// Only a plugin built from source can need cgo, and the listing says
+	// whether there is one: add --all of a thousand skills read and
+	// parsed every SKILL.md again here.
+	if l := e.Listing; l == nil || l.Manifest.Plugin != nil && l.Manifest.Plugin.Build != "" {
+		if m, _, err := registry.LoadInstalled(e); err == nil {
+			writeCGO(w, m)
+		}
 	}
 	if e.Trusted {
 		fmt.Fprintf(w, "  trusted: activate it with AGENT_SKILLS=all or AGENT_SKILLS=%s\n", e.Canonical)

@@ -363,3 +363,34 @@ func TestLazyRegexps(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPrintInstalledCGONote(t *testing.T) {
+	t.Parallel()
+	const cgoSkill = "---\nname: native\ndescription: d\nplugin:\n  build: ./plugin\ncgo: true\n---\nbody\n"
+	withPlugin := &registry.Listing{Manifest: manifest.Manifest{Plugin: &manifest.PluginSpec{Build: "./plugin"}}}
+	tests := []struct {
+		name    string
+		listing *registry.Listing
+		want    bool
+	}{
+		{name: "listed with a plugin to build", listing: withPlugin, want: true},
+		{name: "not listed (untrusted)", listing: nil, want: true},
+		// The listing says there is no plugin: SKILL.md is not read again,
+		// so what it says about cgo does not matter.
+		{name: "listed without a plugin", listing: &registry.Listing{}, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(cgoSkill), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			printInstalled(&out, registry.Entry{Name: "native", Canonical: "native", Path: dir, Listing: tt.listing})
+			if got := strings.Contains(out.String(), "builds with cgo"); got != tt.want {
+				t.Errorf("cgo note shown = %v, want %v\n%s", got, tt.want, out.String())
+			}
+		})
+	}
+}

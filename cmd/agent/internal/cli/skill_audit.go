@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -357,6 +359,11 @@ func (g *auditGate) check(canonical, source string, fsys fs.FS, m *manifest.Mani
 	if err != nil {
 		return err
 	}
+	return g.judge(canonical, source, r)
+}
+
+// judge records r, prints its summary and applies the policy.
+func (g *auditGate) judge(canonical, source string, r *audit.Report) error {
 	r.Skill, r.Source = canonical, source
 	g.reports[canonical] = r
 	fmt.Fprintf(g.w, "Audit of %s:\n", canonical)
@@ -375,10 +382,13 @@ func (g *auditGate) review(source string, next func([]registry.Reviewed) error) 
 		return next
 	}
 	return func(rs []registry.Reviewed) error {
-		var errs []error
-		for _, r := range rs {
-			if err := g.check(r.Canonical, source, r.FS, r.Manifest); err != nil {
-				errs = append(errs, err)
+		reports, errs, err := g.auditAll(rs)
+		if err != nil {
+			return err
+		}
+		for i, r := range rs {
+			if errs[i] == nil {
+				errs[i] = g.judge(r.Canonical, source, reports[i])
 			}
 		}
 		if err := errors.Join(errs...); err != nil {
@@ -389,6 +399,30 @@ func (g *auditGate) review(source string, next func([]registry.Reviewed) error) 
 		}
 		return next(rs)
 	}
+}
+
+// auditAll audits rs on every core (add --all of a large repository
+// reads and scans every file of every skill) and returns each one's
+// report or error, in order; err is the rules' own.
+func (g *auditGate) auditAll(rs []registry.Reviewed) (reports []*audit.Report, errs []error, err error) {
+	rules, err := g.rules()
+	if err != nil {
+		return nil, nil, err
+	}
+	reports, errs = make([]*audit.Report, len(rs)), make([]error, len(rs))
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range min(runtime.GOMAXPROCS(0), len(rs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(rs); i = int(next.Add(1) - 1) {
+				reports[i], errs[i] = rules.Audit(rs[i].FS, rs[i].Manifest)
+			}
+		})
+	}
+	wg.Wait()
+	return reports, errs, nil
 }
 
 // save records the audits of the skills installed.

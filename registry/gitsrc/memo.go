@@ -1,0 +1,64 @@
+package gitsrc
+
+import (
+	"sync"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// Bounds of a snapshot's memo: a skill's files are small, and a hostile
+// repository's large blobs are read from the store each time instead.
+const (
+	memoObject = 256 << 10 // bytes of one object kept
+	memoTotal  = 32 << 20  // bytes kept in all
+)
+
+// memo is an object store that keeps the small objects read through it
+// in memory for the life of one snapshot. go-git opens a loose object's
+// file before it looks in its own cache, so every lookup cost an open
+// and a few stats, and `add --all` reads each blob of a skill three times
+// (discovery, the audit, the checkout) and each tree more often.
+type memo struct {
+	storer.EncodedObjectStorer
+
+	mu   sync.Mutex
+	objs map[plumbing.Hash]plumbing.EncodedObject
+	kept int64
+}
+
+// EncodedObject implements storer.EncodedObjectStorer.
+func (m *memo) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	m.mu.Lock()
+	o, ok := m.objs[h]
+	m.mu.Unlock()
+	if ok {
+		if t != plumbing.AnyObject && o.Type() != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return o, nil
+	}
+	o, err := m.EncodedObjectStorer.EncodedObject(t, h)
+	if err != nil {
+		return nil, err
+	}
+	// Only an object held in memory is kept: its readers share nothing.
+	if mo, ok := o.(*plumbing.MemoryObject); ok && mo.Size() <= memoObject {
+		m.mu.Lock()
+		if m.kept+mo.Size() <= memoTotal {
+			m.objs[h] = mo
+			m.kept += mo.Size()
+		}
+		m.mu.Unlock()
+	}
+	return o, nil
+}
+
+// memoTree is the tree of commit c of repo, read through a memo: every
+// folder and file reached from it is read through the memo too.
+func memoTree(repo *git.Repository, c *object.Commit) (*object.Tree, error) {
+	m := &memo{EncodedObjectStorer: repo.Storer, objs: map[plumbing.Hash]plumbing.EncodedObject{}}
+	return object.GetTree(m, c.TreeHash)
+}

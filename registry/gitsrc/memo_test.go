@@ -1,0 +1,131 @@
+package gitsrc
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/agentskills/agent/internal/testutil/gittest"
+)
+
+// countingStore counts the reads that reach the real object store.
+type countingStore struct {
+	storer.EncodedObjectStorer
+	reads map[plumbing.Hash]int
+}
+
+func (c *countingStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	c.reads[h]++
+	return c.EncodedObjectStorer.EncodedObject(t, h)
+}
+
+// TestMemoReadsSmallObjectsOnce: a snapshot's tree reads each small object
+// from the store once however often it is opened, and a large one each
+// time (it is not held in memory).
+func TestMemoReadsSmallObjectsOnce(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", memoObject+1)
+	r := gittest.NewRepo(t, map[string]string{"s/SKILL.md": "small", "s/big.bin": big})
+	repo := r.Git()
+	head, err := repo.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := &countingStore{EncodedObjectStorer: repo.Storer, reads: map[plumbing.Hash]int{}}
+	m := &memo{EncodedObjectStorer: count, objs: map[plumbing.Hash]plumbing.EncodedObject{}}
+	root, err := object.GetTree(m, c.TreeHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := NewTreeFS(root)
+	for range 3 {
+		for name, want := range map[string]string{"s/SKILL.md": "small", "s/big.bin": big} {
+			got, err := fs.ReadFile(fsys, name)
+			if err != nil || string(got) != want {
+				t.Fatalf("read %s: %d bytes, %v", name, len(got), err)
+			}
+		}
+	}
+	sub, err := root.Tree("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range sub.Entries {
+		switch got := count.reads[e.Hash]; {
+		case e.Name == "SKILL.md" && got != 1:
+			t.Errorf("%s was read from the store %d times, want once", e.Name, got)
+		case e.Name == "big.bin" && got < 3:
+			t.Errorf("%s was read from the store %d times, want once per open (it is too large to keep)", e.Name, got)
+		}
+	}
+}
+
+// TestTreeFSConcurrentUse reads one TreeFS from many goroutines, as add
+// stages and audits skills at once; under -race, go-git's shared state
+// (a tree's entry map, the store's pack handles) would show here without
+// the TreeFS lock.
+func TestTreeFSConcurrentUse(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf("skills/s%02d/SKILL.md", i)] = fmt.Sprintf("skill %d", i)
+		files[fmt.Sprintf("skills/s%02d/scripts/run.py", i)] = fmt.Sprintf("print(%d)", i)
+	}
+	r := gittest.NewRepo(t, files)
+	head, err := r.Git().Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := NewSnapshot(r.Git(), head.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg  sync.WaitGroup
+		bad atomic.Int32
+	)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				i := (i + w*5) % 40
+				dir := fmt.Sprintf("skills/s%02d", i)
+				ents, err := fs.ReadDir(snap.FS, dir)
+				if err != nil || len(ents) != 2 {
+					bad.Add(1)
+					continue
+				}
+				for _, e := range ents {
+					if fi, err := e.Info(); err != nil || (!fi.IsDir() && fi.Size() == 0) {
+						bad.Add(1)
+					}
+				}
+				f, err := snap.FS.Open(dir + "/SKILL.md")
+				if err != nil {
+					bad.Add(1)
+					continue
+				}
+				b, err := io.ReadAll(f)
+				f.Close()
+				if err != nil || string(b) != fmt.Sprintf("skill %d", i) {
+					bad.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := bad.Load(); n > 0 {
+		t.Fatalf("%d concurrent reads failed or read the wrong content", n)
+	}
+}
