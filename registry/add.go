@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentskills/agent/internal/ground/parallel"
+	"github.com/agentskills/agent/internal/ground/platform"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
 )
@@ -279,29 +281,25 @@ func (s *Pipeline) stageAll(ctx context.Context, w *work, req AddRequest, src gi
 	for i := range done {
 		done[i] = make(chan struct{})
 	}
-	var (
-		next   atomic.Int64
-		failed atomic.Bool // the first failure ends the batch: stage no more
-		wg     sync.WaitGroup
-	)
-	for range n {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(sels); i = int(next.Add(1) - 1) {
-				if failed.Load() {
-					errs[i] = errBatchEnded
-				} else {
-					staged[i], read[i], errs[i] = s.stageFound(ctx, w, i, req, src, snap, repoDir, sels[i], prep, n == 1)
-				}
-				if errs[i] != nil {
-					failed.Store(true)
-				}
-				close(done[i])
+	var failed atomic.Bool // the first failure ends the batch: stage no more
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		parallel.For(len(sels), n, func(i int) {
+			if failed.Load() {
+				errs[i] = errBatchEnded
+			} else {
+				staged[i], read[i], errs[i] = s.stageFound(ctx, w, i, req, src, snap, repoDir, sels[i], prep, n == 1)
 			}
+			if errs[i] != nil {
+				failed.Store(true)
+			}
+			close(done[i])
 		})
-	}
+	}()
 	// Nothing returns while a worker may still write into w; the ones
 	// after a failure are cut short.
-	defer wg.Wait()
+	defer func() { <-finished }()
 	defer cancel()
 	var batch []addition
 	for i, sel := range sels {
@@ -445,10 +443,11 @@ func (s *Pipeline) commitAdds(batch []addition) ([]Entry, error) {
 		}
 		return next, nil
 	}, func() {
-		for i, m := range markers[:len(done)] {
-			_ = os.Remove(m)
+		// A file each, independent of the others: on every core.
+		parallel.For(len(done), 0, func(i int) {
+			_ = os.Remove(markers[i])
 			integrityRecords(s.Home).write(done[i].Canonical, batch[i].inst.record)
-		}
+		})
 		if failed != nil {
 			// The failed skill's marker (and folder or plugin, if it
 			// got that far): its entry was not written.
@@ -480,7 +479,11 @@ func (s *Pipeline) moveAdds(batch []addition, next, done *[]Entry, markers *[]st
 			return fmt.Errorf("%s exists but is not in the registry; move it away and try again", e.Path)
 		}
 		marker := filepath.Join(s.tmpDir(), e.Canonical+".add."+e.CommitSHA)
-		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		f, err := platform.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
 			return err
 		}
 		*markers = append(*markers, marker)
@@ -568,13 +571,15 @@ func (s *Pipeline) stage(ctx context.Context, w *work, st *Staged, prep Prepare,
 	if err := os.Rename(st.SkillDir, in.skill); err != nil {
 		return installable{}, err
 	}
-	sum, err := manifestSHA256(in.skill)
-	if err != nil {
-		return installable{}, fmt.Errorf("hash %s of %s: %w", manifest.ManifestFile, st.Canonical, err)
-	}
-	e.ManifestSHA256 = sum
+	var err error
 	if e.DirHash, in.record, err = HashSkill(in.skill); err != nil {
 		return installable{}, fmt.Errorf("hash the files of %s: %w", st.Canonical, err)
+	}
+	// SKILL.md was just hashed with the rest: its sum is in the record.
+	if f := in.record.Files[manifest.FindName(func(n string) bool { return in.record.Files[n] != nil })]; f != nil {
+		e.ManifestSHA256 = f.SHA256
+	} else if e.ManifestSHA256, err = manifestSHA256(in.skill); err != nil {
+		return installable{}, fmt.Errorf("hash %s of %s: %w", manifest.ManifestFile, st.Canonical, err)
 	}
 	if e.Listing, err = NewListing(in.skill, st.Manifest, st.Warnings, st.Runnable); err != nil {
 		return installable{}, fmt.Errorf("index %s: %w", st.Canonical, err)
@@ -610,9 +615,13 @@ func warnUncommitted(req AddRequest, src gitsrc.Source, snap *gitsrc.Snapshot, s
 	if req.Warn == nil {
 		return
 	}
-	for _, sel := range sels {
-		files, err := snap.Uncommitted(sel.Dir)
-		if err != nil || len(files) == 0 {
+	// Each folder is checked on its own core (git's index and the
+	// ignore files are read once, for all); the warnings print in order.
+	lists := make([][]string, len(sels))
+	parallel.For(len(sels), 0, func(i int) { lists[i], _ = snap.Uncommitted(sels[i].Dir) })
+	for i, sel := range sels {
+		files := lists[i]
+		if len(files) == 0 {
 			continue
 		}
 		shown := files

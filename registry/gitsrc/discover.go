@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/agentskills/agent/internal/ground/parallel"
 	"github.com/agentskills/agent/registry/manifest"
 )
 
@@ -85,6 +87,7 @@ type Discovery struct {
 	fsys     fs.FS
 	rootName string
 	walked   bool
+	mu       sync.Mutex               // guards listings and unsafe: step 2 loads on every core
 	listings map[string][]fs.DirEntry // directories read so far, at most walkMaxDirs
 	// unsafe is the first folder read that holds an entry no checkout
 	// may write (ErrUnsafeEntry): Select refuses the repository then.
@@ -128,15 +131,12 @@ func (d *Discovery) Detach() { d.fsys = nil }
 
 // step2 collects every location of step 2 together.
 func (d *Discovery) step2() []Found {
-	var out []Found
+	var cands []candidate
 	seen := map[string]bool{}
 	add := func(dir, via string) {
-		if seen[dir] {
-			return
-		}
-		if f, ok := d.load(dir, via); ok {
+		if !seen[dir] {
 			seen[dir] = true
-			out = append(out, f)
+			cands = append(cands, candidate{dir, via})
 		}
 	}
 	top := d.subdirs(".")
@@ -161,7 +161,26 @@ func (d *Discovery) step2() []Found {
 	for _, dir := range d.declared() {
 		add(dir.path, dir.via)
 	}
+	out := d.loadAll(cands)
 	sortFound(out)
+	return out
+}
+
+type candidate struct{ dir, via string }
+
+// loadAll loads cands on every core (reading and parsing a thousand
+// SKILL.md files was most of discovering a large repository) and returns
+// the skills found, in the order of cands.
+func (d *Discovery) loadAll(cands []candidate) []Found {
+	found := make([]Found, len(cands))
+	ok := make([]bool, len(cands))
+	parallel.For(len(cands), 0, func(i int) { found[i], ok[i] = d.load(cands[i].dir, cands[i].via) })
+	var out []Found
+	for i := range cands {
+		if ok[i] {
+			out = append(out, found[i])
+		}
+	}
 	return out
 }
 
@@ -565,6 +584,8 @@ func (d *Discovery) realDir(dir string) bool {
 
 // list reads dir once; past walkMaxDirs directories it reads no more.
 func (d *Discovery) list(dir string) []fs.DirEntry {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if ents, ok := d.listings[dir]; ok {
 		return ents
 	}

@@ -1,6 +1,8 @@
 package gitsrc
 
 import (
+	"fmt"
+	"io"
 	"sync"
 
 	"github.com/go-git/go-git/v5"
@@ -44,16 +46,43 @@ func (m *memo) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.E
 	if err != nil {
 		return nil, err
 	}
-	// Only an object held in memory is kept: its readers share nothing.
-	if mo, ok := o.(*plumbing.MemoryObject); ok && mo.Size() <= memoObject {
-		m.mu.Lock()
-		if m.kept+mo.Size() <= memoTotal {
-			m.objs[h] = mo
-			m.kept += mo.Size()
-		}
-		m.mu.Unlock()
+	if o.Size() > memoObject {
+		return o, nil
 	}
-	return o, nil
+	// What is kept is held in memory, so that its readers share nothing:
+	// an object of a pack is otherwise read from the pack file again at
+	// every open (the fetched cache of an http or git:// source).
+	mo, ok := o.(*plumbing.MemoryObject)
+	if !ok {
+		if mo, err = inMemory(o); err != nil {
+			return nil, err
+		}
+	}
+	m.mu.Lock()
+	if m.kept+mo.Size() <= memoTotal {
+		m.objs[h] = mo
+		m.kept += mo.Size()
+	}
+	m.mu.Unlock()
+	return mo, nil
+}
+
+// inMemory reads o whole.
+func inMemory(o plumbing.EncodedObject) (*plumbing.MemoryObject, error) {
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	mo := &plumbing.MemoryObject{}
+	mo.SetType(o.Type())
+	if _, err := io.CopyN(mo, r, o.Size()+1); err != nil && err != io.EOF {
+		return nil, err
+	}
+	if mo.Size() != o.Size() {
+		return nil, fmt.Errorf("object %s: read %d bytes, its header says %d", o.Hash(), mo.Size(), o.Size())
+	}
+	return mo, nil
 }
 
 // memoTree is the tree of commit c of repo, read through a memo: every

@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/agentskills/agent/internal/ground/platform"
 )
 
 // TreeFS is a git tree as an io/fs.FS, read straight from the object store:
@@ -429,7 +431,7 @@ func createCopy(dst string, in io.Reader, fi fs.FileInfo) (int64, error) {
 	if fi != nil && fi.Mode()&0o111 != 0 {
 		mode = 0o755
 	}
-	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	f, err := platform.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -36,11 +37,18 @@ func (s *Snapshot) Uncommitted(dir string) ([]string, error) {
 		return nil, nil
 	}
 	lt := s.local
-	tree, err := lt.tree(s.repo, plumbing.NewHash(s.Commit), dir)
-	if err != nil {
-		return nil, err
+	// The object store is go-git's, shared with the snapshot's TreeFS:
+	// its lock lets add check many folders at once.
+	unlock := func() {}
+	if t, ok := s.FS.(TreeFS); ok {
+		unlock = t.lock()
 	}
-	committed, err := filesOf(tree)
+	tree, err := lt.tree(s.repo, plumbing.NewHash(s.Commit), dir)
+	var committed map[string]plumbing.Hash
+	if err == nil {
+		committed, err = filesOf(tree)
+	}
+	unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +60,8 @@ func (s *Snapshot) Uncommitted(dir string) ([]string, error) {
 	// .gitignore files from the repository root down to the skill folder,
 	// and .git/info/exclude; those inside the folder are read as the walk
 	// enters each directory.
-	patterns := lt.readIgnore(filepath.Join(s.worktree, ".git", "info", "exclude"), nil)
+	// A copy: the cached slices are shared by every folder's check.
+	patterns := slices.Clone(lt.readIgnore(filepath.Join(s.worktree, ".git", "info", "exclude"), nil))
 	for i := 0; i <= len(prefix); i++ {
 		patterns = append(patterns, lt.readIgnore(filepath.Join(s.worktree, filepath.Join(prefix[:i]...), ".gitignore"), prefix[:i])...)
 	}
@@ -66,10 +75,7 @@ func (s *Snapshot) Uncommitted(dir string) ([]string, error) {
 		}
 		rel, rerr := filepath.Rel(root, p)
 		if rerr != nil || rel == "." {
-			if d.IsDir() {
-				patterns = append(patterns, readIgnore(filepath.Join(p, ".gitignore"), prefix)...)
-			}
-			return nil
+			return nil // the folder's own .gitignore is read above
 		}
 		slash := filepath.ToSlash(rel)
 		parts := append(append([]string(nil), prefix...), strings.Split(slash, "/")...)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentskills/agent/internal/ground/platform"
 )
 
 // Option adds a guarantee, or a cost, to a write.
@@ -62,7 +64,7 @@ type dir interface {
 type osDir struct{}
 
 func (osDir) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
-	return os.OpenFile(name, flag, perm)
+	return platform.OpenFile(name, flag, perm)
 }
 func (osDir) Open(name string) (*os.File, error)   { return os.Open(name) }
 func (osDir) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }

@@ -8,17 +8,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
 	"github.com/agentskills/agent/internal/app/audit"
 	"github.com/agentskills/agent/internal/app/workspace"
+	"github.com/agentskills/agent/internal/ground/parallel"
 	"github.com/agentskills/agent/registry"
 	"github.com/agentskills/agent/registry/gitsrc"
 	"github.com/agentskills/agent/registry/manifest"
@@ -410,29 +409,18 @@ func (g *auditGate) auditAll(rs []registry.Reviewed) (reports []*audit.Report, e
 		return nil, nil, err
 	}
 	reports, errs = make([]*audit.Report, len(rs)), make([]error, len(rs))
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	for range min(runtime.GOMAXPROCS(0), len(rs)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(rs); i = int(next.Add(1) - 1) {
-				reports[i], errs[i] = rules.Audit(rs[i].FS, rs[i].Manifest)
-			}
-		})
-	}
-	wg.Wait()
+	parallel.For(len(rs), 0, func(i int) { reports[i], errs[i] = rules.Audit(rs[i].FS, rs[i].Manifest) })
 	return reports, errs, nil
 }
 
 // save records the audits of the skills installed.
 func (g *auditGate) save(home string, entries []registry.Entry) error {
-	var errs []error
-	for _, e := range entries {
-		if r := g.reports[e.Canonical]; r != nil {
-			errs = append(errs, audit.Save(home, e.Canonical, r))
+	errs := make([]error, len(entries))
+	parallel.For(len(entries), 0, func(i int) {
+		if r := g.reports[entries[i].Canonical]; r != nil {
+			errs[i] = audit.Save(home, entries[i].Canonical, r)
 		}
-	}
+	})
 	return errors.Join(errs...)
 }
 
