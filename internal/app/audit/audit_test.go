@@ -6,11 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/agentskills/agent/internal/ground/lazyregexp"
 	"github.com/agentskills/agent/registry/gitsrc"
 )
 
@@ -341,5 +343,28 @@ func TestBuiltinRulesPassTheirExamples(t *testing.T) {
 	}
 	if len(rs.rules) == 0 {
 		t.Fatal("no built-in rules")
+	}
+}
+
+// TestLinesNeedEveryPart: a line is read by a pattern's regexp only when
+// it holds a literal of each part of the pattern, not just the longest:
+// "the user" is on most lines of a skill, "do not" and "tell" are not.
+func TestLinesNeedEveryPart(t *testing.T) {
+	t.Parallel()
+	const re = `(?i)\b(?:do\s+not|never)\s+(?:tell|let)\s+the\s+user\b`
+	lits := requiredLiterals(re)
+	p := pattern{re: lazyregexp.Unlisted(re), lits: lits, also: alsoLiterals(re, lits)}
+	if len(p.also) == 0 {
+		t.Fatalf("no other literal sets for %s (lits %v)", re, lits)
+	}
+	f := newFile("SKILL.md", []byte("Use it when the user asks.\nDo NOT tell the user.\nAsk the user first.\nNever let the User\n"))
+	got := p.lines(f)
+	if want := []int{1, 3}; !slices.Equal(got, want) {
+		t.Errorf("lines = %v, want %v (the lines that hold every part)", got, want)
+	}
+	for _, i := range got {
+		if !p.re.MatchString(f.line(i)) {
+			t.Errorf("line %d %q does not match", i, f.line(i))
+		}
 	}
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -29,6 +30,11 @@ type pattern struct {
 	re *lazyregexp.Regexp
 	// lits is nil when no such set was found; then the regexp always runs.
 	lits []literal
+	// also are more such sets (the other parts of a concatenation, as in
+	// "do not ... tell ... the user"): a line that lacks one of them is
+	// not read by the regexp. lits alone, "user", is on most lines of a
+	// skill's prose.
+	also [][]literal
 	// ids are the lits' ids in pf, the prefilter of the rule set.
 	ids []int32
 	pf  *prefilter
@@ -47,7 +53,8 @@ type literal struct {
 func compile(r Rule) *compiled {
 	c := &compiled{Rule: r}
 	for _, p := range r.Patterns {
-		c.pats = append(c.pats, pattern{re: lazyregexp.Unlisted(p), lits: requiredLiterals(p)})
+		lits := requiredLiterals(p)
+		c.pats = append(c.pats, pattern{re: lazyregexp.Unlisted(p), lits: lits, also: alsoLiterals(p, lits)})
 	}
 	for _, p := range r.ExcludePatterns {
 		c.excl = append(c.excl, lazyregexp.Unlisted(p))
@@ -126,6 +133,40 @@ func requiredLiterals(p string) []literal {
 		return nil
 	}
 	return lits
+}
+
+// maxAlso bounds the sets a line is checked against besides lits.
+const maxAlso = 4
+
+// alsoLiterals returns the literal sets, other than lits, of the parts of
+// the pattern's top-level concatenation: a match holds one literal of
+// each. nil without lits (the whole text is read then).
+func alsoLiterals(p string, best []literal) [][]literal {
+	if best == nil {
+		return nil
+	}
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpConcat {
+		return nil
+	}
+	var out [][]literal
+	for _, sub := range re.Sub {
+		l, _, ok := lits(sub)
+		if !ok || len(l) == 0 || minLen(l) == 0 || slices.Equal(l, best) {
+			continue
+		}
+		if out = append(out, l); len(out) == maxAlso {
+			break
+		}
+	}
+	return out
 }
 
 func litsOf(re *syntax.Regexp) ([]literal, bool) {
@@ -361,7 +402,41 @@ func (p pattern) lines(f *file) []int {
 		}
 	}
 	sort.Ints(out)
-	return out
+	if len(p.also) == 0 {
+		return out
+	}
+	kept := out[:0]
+	for _, line := range out {
+		if p.lineHoldsAlso(f, line) {
+			kept = append(kept, line)
+		}
+	}
+	return kept
+}
+
+// lineHoldsAlso reports whether line holds a literal of each of p.also.
+func (p pattern) lineHoldsAlso(f *file, line int) bool {
+	for _, set := range p.also {
+		found := false
+		for _, l := range set {
+			text, starts := f.text, f.starts
+			if l.fold {
+				text, starts = f.folded(), f.foldedStarts()
+			}
+			end := len(text)
+			if line+1 < len(starts) {
+				end = starts[line+1]
+			}
+			if strings.Contains(text[starts[line]:end], l.s) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // mayMatch reports whether f holds one of p's literals.
