@@ -13,11 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // maxUncommittedFiles bounds the walk of Uncommitted: it answers a
@@ -37,13 +35,15 @@ func (s *Snapshot) Uncommitted(dir string) ([]string, error) {
 		return nil, nil
 	}
 	lt := s.local
-	// The object store is go-git's, shared with the snapshot's TreeFS:
-	// its lock lets add check many folders at once.
-	unlock := func() {}
-	if t, ok := s.FS.(TreeFS); ok {
-		unlock = t.lock()
+	// The commit's folders come from the snapshot's TreeFS, which has
+	// read them already (discovery, the checkout) and whose lock lets add
+	// check many folders at once.
+	t, ok := s.FS.(TreeFS)
+	if !ok {
+		return nil, nil
 	}
-	tree, err := lt.tree(s.repo, plumbing.NewHash(s.Commit), dir)
+	unlock := t.lock()
+	tree, err := t.tree(FSPath(dir))
 	var committed map[string]plumbing.Hash
 	if err == nil {
 		committed, err = filesOf(tree)
@@ -148,47 +148,6 @@ type localTree struct {
 	ignore map[string][]gitignore.Pattern // by file
 
 	read func(string) ([]byte, error) // os.ReadFile unless a test counts
-
-	trees map[string]*object.Tree // the commit's trees by folder, "" the root
-}
-
-// tree is the commit's tree at the slash path dir. Each tree object is
-// decoded once per snapshot: the folder that holds a thousand skills would
-// otherwise be decoded again for each of them.
-func (lt *localTree) tree(repo *git.Repository, commit plumbing.Hash, dir string) (*object.Tree, error) {
-	if dir == "." {
-		dir = ""
-	}
-	lt.mu.Lock()
-	t, ok := lt.trees[dir]
-	lt.mu.Unlock()
-	if ok {
-		return t, nil
-	}
-	var err error
-	if dir == "" {
-		var c *object.Commit
-		if c, err = repo.CommitObject(commit); err != nil {
-			return nil, err
-		}
-		t, err = c.Tree()
-	} else {
-		var parent *object.Tree
-		if parent, err = lt.tree(repo, commit, path.Dir(dir)); err != nil {
-			return nil, err
-		}
-		t, err = parent.Tree(path.Base(dir))
-	}
-	if err != nil {
-		return nil, err
-	}
-	lt.mu.Lock()
-	if lt.trees == nil {
-		lt.trees = map[string]*object.Tree{}
-	}
-	lt.trees[dir] = t
-	lt.mu.Unlock()
-	return t, nil
 }
 
 func (lt *localTree) readFile(p string) ([]byte, error) {
