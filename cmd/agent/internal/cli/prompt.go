@@ -105,7 +105,7 @@ func promptRun(ctx context.Context, opts *promptOptions) error {
 	ws.PrintWarnings(opts.IO.ErrOut)
 	if len(dropped) > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %d skill(s) left out of the prompt, over the budget of %d characters: %s; raise --budget or --context-window, or activate fewer skills\n",
-			len(dropped), budget, strings.Join(dropped, ", "))
+			len(dropped), budget, someNames(dropped, maxNamesShown))
 	}
 	tokens := opts.Tokenizer.Count(text)
 	chars := utf8.RuneCountInString(text)
@@ -136,4 +136,17 @@ func orEmpty(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// maxNamesShown is how many names a warning lists before "and N more": with
+// a thousand skills active, a prompt's warning named 881 of them.
+const maxNamesShown = 10
+
+// someNames lists the first max names, and how many more there are and
+// where they all are (--json).
+func someNames(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more (--json lists them all)", strings.Join(names[:max], ", "), len(names)-max)
 }

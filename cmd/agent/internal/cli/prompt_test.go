@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -78,5 +79,30 @@ func TestPromptUsageErrors(t *testing.T) {
 		if code != 2 {
 			t.Errorf("%s: exit %d, want 2; stderr %s", name, code, errOut)
 		}
+	}
+}
+
+func TestSomeNames(t *testing.T) {
+	t.Parallel()
+	many := make([]string, 25)
+	for i := range many {
+		many[i] = fmt.Sprintf("s%02d", i)
+	}
+	tests := []struct {
+		name  string
+		names []string
+		want  string
+	}{
+		{name: "few", names: []string{"a", "b"}, want: "a, b"},
+		{name: "exactly the limit", names: many[:10], want: "s00, s01, s02, s03, s04, s05, s06, s07, s08, s09"},
+		{name: "more", names: many, want: "s00, s01, s02, s03, s04, s05, s06, s07, s08, s09 and 15 more (--json lists them all)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := someNames(tt.names, maxNamesShown); got != tt.want {
+				t.Errorf("someNames = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
