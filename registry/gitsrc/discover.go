@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/agentskills/agent/internal/ground/parallel"
 	"github.com/agentskills/agent/registry/manifest"
@@ -87,7 +86,6 @@ type Discovery struct {
 	fsys     fs.FS
 	rootName string
 	walked   bool
-	mu       sync.Mutex               // guards listings and unsafe: step 2 loads on every core
 	listings map[string][]fs.DirEntry // directories read so far, at most walkMaxDirs
 	// unsafe is the first folder read that holds an entry no checkout
 	// may write (ErrUnsafeEntry): Select refuses the repository then.
@@ -168,19 +166,27 @@ func (d *Discovery) step2() []Found {
 
 type candidate struct{ dir, via string }
 
-// loadAll loads cands on every core (reading and parsing a thousand
-// SKILL.md files was most of discovering a large repository) and returns
-// the skills found, in the order of cands.
+// loadAll loads cands and returns the skills found, in the order of
+// cands. The files are read in turn (the object store takes one reader
+// at a time: readers on every core only queued on its lock) and parsed on
+// every core (parsing a thousand SKILL.md files was a third of
+// discovering a large repository).
 func (d *Discovery) loadAll(cands []candidate) []Found {
-	found := make([]Found, len(cands))
-	ok := make([]bool, len(cands))
-	parallel.For(len(cands), 0, func(i int) { found[i], ok[i] = d.load(cands[i].dir, cands[i].via) })
-	var out []Found
-	for i := range cands {
-		if ok[i] {
-			out = append(out, found[i])
+	var (
+		out    []Found
+		parses []func(*Found)
+	)
+	for _, c := range cands {
+		if f, parse, ok := d.read(c.dir, c.via); ok {
+			out = append(out, f)
+			parses = append(parses, parse)
 		}
 	}
+	parallel.For(len(out), 0, func(i int) {
+		if parses[i] != nil {
+			parses[i](&out[i])
+		}
+	})
 	return out
 }
 
@@ -584,8 +590,6 @@ func (d *Discovery) realDir(dir string) bool {
 
 // list reads dir once; past walkMaxDirs directories it reads no more.
 func (d *Discovery) list(dir string) []fs.DirEntry {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if ents, ok := d.listings[dir]; ok {
 		return ents
 	}
@@ -649,35 +653,45 @@ func (d *Discovery) readRegular(file string, limit int64) ([]byte, bool) {
 
 // load reads dir/SKILL.md if there is one; ok is false when there is none.
 func (d *Discovery) load(dir, via string) (Found, bool) {
+	f, parse, ok := d.read(dir, via)
+	if parse != nil {
+		parse(&f)
+	}
+	return f, ok
+}
+
+// read is load without the parse: it returns the parse to run (nil when
+// f is final), which needs nothing of d, so that loadAll can run it on
+// another core.
+func (d *Discovery) read(dir, via string) (Found, func(*Found), bool) {
 	rel := dir
 	if rel == "" {
 		rel = "."
 	}
 	if !d.realDir(rel) {
-		return Found{}, false
+		return Found{}, nil, false
 	}
 	name := d.manifestName(rel)
 	if name == "" {
-		return Found{}, false
+		return Found{}, nil, false
 	}
 	e, _ := d.entry(rel, name)
 	display := path.Join(dir, name)
 	f := Found{Dir: dir, Via: via}
 	if !e.Type().IsRegular() {
 		f.Err = &manifest.ManifestError{Problems: []manifest.Problem{{File: display, Message: "SKILL.md is a symbolic link or not a regular file; links are refused, commit the real file"}}}
-		return f, true
+		return f, nil, true
 	}
 	data, ok := d.readRegular(path.Join(rel, name), manifest.MaxManifestSize)
 	if !ok {
 		f.Err = &manifest.ManifestError{Problems: []manifest.Problem{{File: display, Message: fmt.Sprintf("SKILL.md cannot be read or is larger than %d bytes; move long material to references/", manifest.MaxManifestSize)}}}
-		return f, true
+		return f, nil, true
 	}
 	folder := path.Base(dir)
 	if dir == "" {
 		folder = d.rootName
 	}
-	f.Manifest, f.Warnings, f.Err = manifest.ParseManifestIn(display, folder, data)
-	return f, true
+	return f, func(f *Found) { f.Manifest, f.Warnings, f.Err = manifest.ParseManifestIn(display, folder, data) }, true
 }
 
 // RepoName is the name of a repository from its URL or path
