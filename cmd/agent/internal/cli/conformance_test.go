@@ -183,27 +183,39 @@ func TestCallConformance(t *testing.T) {
 			}
 			return got.Error
 		}},
-		{"mcp", mcpCaller(t, load)},
+		// A server per call: the cases run at once, and one MCP host
+		// shared by "plugin crash" and "deadline" would crash the other's
+		// plugin.
+		{"mcp", func(t *testing.T, tc conformanceCase) string { return mcpCaller(t, load)(t, tc) }},
 		{"run", runCaller(t, load)},
 	}
+	// Every call shares nothing with the others (each front end loads its
+	// own workspace and host per call), so all of them run at once: the
+	// deadline and script-limit cases wait their time out beside the rest
+	// of the package, not after it. t.Run from goroutines keeps them in
+	// this test's -parallel slot: they wait, they hardly compute.
+	var cases sync.WaitGroup
 	for _, tc := range conformanceCases {
-		t.Run(tc.name, func(t *testing.T) {
-			// The front ends share nothing within a case (each loads its
-			// own workspace and host), so they run at once: the deadline
-			// and script-limit cases wait their time out once, not thrice.
-			for _, fr := range fronts {
-				if tc.runOnly && fr.name != "run" {
-					continue
-				}
-				t.Run(fr.name, func(t *testing.T) {
-					t.Parallel()
-					if got := fr.call(t, tc); got != tc.want {
-						t.Errorf("%s: %s %s gave code %q, want %q", fr.name, tc.tool, tc.args, got, tc.want)
+		cases.Go(func() {
+			t.Run(tc.name, func(t *testing.T) {
+				var calls sync.WaitGroup
+				for _, fr := range fronts {
+					if tc.runOnly && fr.name != "run" {
+						continue
 					}
-				})
-			}
+					calls.Go(func() {
+						t.Run(fr.name, func(t *testing.T) {
+							if got := fr.call(t, tc); got != tc.want {
+								t.Errorf("%s: %s %s gave code %q, want %q", fr.name, tc.tool, tc.args, got, tc.want)
+							}
+						})
+					})
+				}
+				calls.Wait()
+			})
 		})
 	}
+	cases.Wait()
 }
 
 // mcpCaller serves the workspace over MCP in process (go-sdk's in-memory
