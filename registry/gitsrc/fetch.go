@@ -216,6 +216,7 @@ func (g *GoGit) fetchLocal(p string, req FetchRequest) (*Snapshot, error) {
 		return nil, fmt.Errorf("fetch %s: %w: %s is a folder but not a git repository; add installs a commit, so run 'git init && git add -A && git commit -m init' in it first, or use it in place with 'agent skill link %s'", req.URL, ErrRepoNotFound, p, p)
 	}
 	st := newStorage(gitDir, true)
+	st.loose = filepath.Join(gitDir, "objects")
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", req.URL, classifyGitError(req.URL, err))

@@ -97,12 +97,21 @@ const streamAbove = 1 << 20
 // stay open between reads until the storage is closed (Snapshot.Close):
 // otherwise go-git opens the pack again for every object it reads (an
 // `add --all` of 1,000 skills over http spent a seventh of its time so).
-func newStorage(gitDir string, keepOpen bool) *filesystem.Storage {
+func newStorage(gitDir string, keepOpen bool) *diskStore {
 	opts := filesystem.Options{LargeObjectThreshold: streamAbove}
 	if keepOpen {
 		opts.MaxOpenDescriptors = openPacks
 	}
-	return filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRU(serverCacheSize), opts)
+	return &diskStore{Storage: filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRU(serverCacheSize), opts)}
+}
+
+// diskStore is a store newStorage opened.
+type diskStore struct {
+	*filesystem.Storage
+	// loose is the objects folder of a local repository, whose loose
+	// objects a snapshot's memo reads straight (memo.readLoose); "" for
+	// a fetch cache, which holds packs only.
+	loose string
 }
 
 // openPacks is how many pack files a kept-open store holds open: a cache

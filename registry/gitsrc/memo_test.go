@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,4 +130,96 @@ func TestTreeFSConcurrentUse(t *testing.T) {
 	if n := bad.Load(); n > 0 {
 		t.Fatalf("%d concurrent reads failed or read the wrong content", n)
 	}
+}
+
+// TestMemoReadsLooseObjects: a local repository's small loose objects are
+// read from their files, not through the store, and read right; what is
+// packed, large or damaged, or asked for as another type, is the store's.
+func TestMemoReadsLooseObjects(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("y", memoObject+1)
+	cases := []struct {
+		name      string
+		prepare   func(t *testing.T, r *gittest.Repo, id string)
+		file      string
+		wantStore bool // the read reaches the store
+		wantErr   bool
+	}{
+		{name: "small loose object", file: "s/SKILL.md"},
+		{name: "large loose object", file: "s/big.bin", wantStore: true},
+		{name: "packed object", file: "s/SKILL.md", wantStore: true, prepare: func(t *testing.T, r *gittest.Repo, id string) {
+			r.RunGit(t, "repack", "-a", "-d", "-q")
+			r.RunGit(t, "prune-packed")
+		}},
+		{name: "damaged loose object", file: "s/SKILL.md", wantStore: true, wantErr: true, prepare: func(t *testing.T, r *gittest.Repo, id string) {
+			p := filepath.Join(r.Dir(), ".git", "objects", id[:2], id[2:])
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = os.Chmod(p, 0o644)
+			if err := os.WriteFile(p, b[:len(b)/2], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			files := map[string]string{"s/SKILL.md": "small " + tc.name, "s/big.bin": big}
+			r := gittest.NewRepo(t, files)
+			head, err := r.Git().Head()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := r.Git().CommitObject(head.Hash())
+			if err != nil {
+				t.Fatal(err)
+			}
+			root, err := c.Tree()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := root.FindEntry(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.prepare != nil {
+				tc.prepare(t, r, e.Hash.String())
+			}
+			// A fresh store, so that nothing read above is cached in it.
+			count := &countingStore{EncodedObjectStorer: newStorage(filepath.Join(r.Dir(), ".git"), false), reads: map[plumbing.Hash]int{}}
+			m := &memo{EncodedObjectStorer: count, objects: filepath.Join(r.Dir(), ".git", "objects"), objs: map[plumbing.Hash]plumbing.EncodedObject{}}
+			if _, err := m.EncodedObject(plumbing.BlobObject, c.TreeHash); err != plumbing.ErrObjectNotFound {
+				t.Errorf("the root tree asked for as a blob: %v, want %v", err, plumbing.ErrObjectNotFound)
+			}
+			o, err := m.EncodedObject(plumbing.BlobObject, e.Hash)
+			if reached := count.reads[e.Hash] > 0; reached != tc.wantStore {
+				t.Errorf("reached the store: %v, want %v", reached, tc.wantStore)
+			}
+			if tc.wantErr {
+				if err == nil {
+					b, _ := readObject(o)
+					t.Fatalf("a damaged object read as %q, want an error", b)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := readObject(o); err != nil || b != files[tc.file] {
+				t.Errorf("read %d bytes (%v), want %d", len(b), err, len(files[tc.file]))
+			}
+		})
+	}
+}
+
+func readObject(o plumbing.EncodedObject) (string, error) {
+	r, err := o.Reader()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	return string(b), err
 }
