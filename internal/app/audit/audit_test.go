@@ -351,20 +351,44 @@ func TestBuiltinRulesPassTheirExamples(t *testing.T) {
 // "the user" is on most lines of a skill, "do not" and "tell" are not.
 func TestLinesNeedEveryPart(t *testing.T) {
 	t.Parallel()
-	const re = `(?i)\b(?:do\s+not|never)\s+(?:tell|let)\s+the\s+user\b`
-	lits := requiredLiterals(re)
-	p := pattern{re: lazyregexp.Unlisted(re), lits: lits, also: alsoLiterals(re, lits)}
-	if len(p.also) == 0 {
-		t.Fatalf("no other literal sets for %s (lits %v)", re, lits)
+	cases := []struct {
+		name, re, text string
+		want           []int
+	}{
+		{
+			name: "keyword, then the user",
+			re:   `(?i)\b(?:do\s+not|never)\s+(?:tell|let)\s+the\s+user\b`,
+			text: "Use it when the user asks.\nDo NOT tell the user.\nAsk the user first.\nNever let the User\n",
+			want: []int{1, 3},
+		},
+		{
+			// Six parts hold literals, four of them \s+ (space, tab, the
+			// line ends: on every line). Were those the sets checked, a
+			// long line of "keep ... from" prose would reach the regexp.
+			name: "spaces are no part to check",
+			re:   `(?i)\b(?:hide|conceal|keep)\s+(?:this|it|these\s+\w+|the\s+\w+)\s+(?:hidden\s+|secret\s+)?from\s+the\s+user\b`,
+			text: strings.Repeat("Keep the summary short and cite the lines it comes from. ", 12) + "\nKeep this hidden from the user.\n",
+			want: []int{1},
+		},
 	}
-	f := newFile("SKILL.md", []byte("Use it when the user asks.\nDo NOT tell the user.\nAsk the user first.\nNever let the User\n"))
-	got := p.lines(f)
-	if want := []int{1, 3}; !slices.Equal(got, want) {
-		t.Errorf("lines = %v, want %v (the lines that hold every part)", got, want)
-	}
-	for _, i := range got {
-		if !p.re.MatchString(f.line(i)) {
-			t.Errorf("line %d %q does not match", i, f.line(i))
-		}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lits := requiredLiterals(tc.re)
+			p := pattern{re: lazyregexp.Unlisted(tc.re), lits: lits, also: alsoLiterals(tc.re, lits)}
+			if len(p.also) == 0 {
+				t.Fatalf("no other literal sets for %s (lits %v)", tc.re, lits)
+			}
+			f := newFile("SKILL.md", []byte(tc.text))
+			got := p.lines(f)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("lines = %v, want %v (the lines that hold every part)", got, tc.want)
+			}
+			for _, i := range got {
+				if !p.re.MatchString(f.line(i)) {
+					t.Errorf("line %d %q does not match", i, f.line(i))
+				}
+			}
+		})
 	}
 }

@@ -159,14 +159,17 @@ func alsoLiterals(p string, best []literal) [][]literal {
 	var out [][]literal
 	for _, sub := range re.Sub {
 		l, _, ok := lits(sub)
-		if !ok || len(l) == 0 || minLen(l) == 0 || slices.Equal(l, best) {
+		// A set of single characters (\s+ gives space, tab and the line
+		// ends) is on nearly every line: it would only take the place
+		// of a part that tells lines apart.
+		if !ok || len(l) == 0 || minLen(l) < 2 || slices.Equal(l, best) {
 			continue
 		}
-		if out = append(out, l); len(out) == maxAlso {
-			break
-		}
+		out = append(out, l)
 	}
-	return out
+	// The longest literals first: they are on the fewest lines.
+	slices.SortStableFunc(out, func(a, b []literal) int { return minLen(b) - minLen(a) })
+	return out[:min(len(out), maxAlso)]
 }
 
 func litsOf(re *syntax.Regexp) ([]literal, bool) {
