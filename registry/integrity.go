@@ -19,6 +19,7 @@ import (
 	"golang.org/x/mod/sumdb/dirhash"
 
 	"github.com/agentskills/agent/internal/ground/atomicfile"
+	"github.com/agentskills/agent/internal/ground/copybuf"
 	"github.com/agentskills/agent/internal/ground/platform"
 )
 
@@ -228,9 +229,10 @@ func hashSkill(dir string, now time.Time) (string, *integrityRecord, error) {
 }
 
 // teeSum records the sha256 of what dirhash.Hash1 reads, so that one pass
-// gives both the folder hash and each file's sum. It must offer only Read
-// and Close: an embedded *os.File would hand io.Copy its WriteTo, which
-// reads past this Read.
+// gives both the folder hash and each file's sum. It must not embed the
+// *os.File: io.Copy would take the file's WriteTo, which reads past this
+// Read. Its own WriteTo copies through a pooled buffer (copybuf), where
+// io.Copy took a new 32 KiB one for every file.
 type teeSum struct {
 	f   *os.File
 	h   hashWriter
@@ -247,6 +249,10 @@ func (t *teeSum) Read(p []byte) (int, error) {
 	t.h.Write(p[:n])
 	return n, err
 }
+
+// WriteTo implements io.WriterTo, which io.Copy prefers to a buffer of
+// its own; copybuf.Copy reads through Read.
+func (t *teeSum) WriteTo(w io.Writer) (int64, error) { return copybuf.Copy(w, t) }
 
 func (t *teeSum) Close() error {
 	t.rec.SHA256 = hex.EncodeToString(t.h.Sum(nil))

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/agentskills/agent/internal/ground/copybuf"
 	"github.com/agentskills/agent/internal/ground/platform"
 )
 
@@ -369,10 +370,15 @@ func WriteTree(fsys fs.FS, dir, dst string, lim Limits) error {
 		out := filepath.Join(dst, filepath.FromSlash(rel))
 		switch t := d.Type(); {
 		case d.IsDir():
-			if rel != "." && (d.Name() == ".git" || d.Name() == pycache) {
+			if rel == "." {
+				return os.MkdirAll(out, 0o755)
+			}
+			if d.Name() == ".git" || d.Name() == pycache {
 				return fs.SkipDir
 			}
-			return os.MkdirAll(out, 0o755)
+			// The walk made its parent, in dst, which did not exist:
+			// MkdirAll would stat both first.
+			return os.Mkdir(out, 0o755)
 		case t&fs.ModeSymlink != 0:
 			target, err := fs.ReadLink(fsys, p)
 			if err != nil {
@@ -435,7 +441,7 @@ func createCopy(dst string, in io.Reader, fi fs.FileInfo) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := io.Copy(f, in)
+	n, err := copybuf.Copy(f, in)
 	if err != nil {
 		f.Close()
 		return n, err
