@@ -227,12 +227,7 @@ func TestTreeFS(t *testing.T) {
 		"references/notes.md":    "notes",
 		"references/nested/n.md": "n",
 	})
-	repo := r.Git()
-	head, _ := repo.Head()
-	snap, err := NewSnapshot(repo, head.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := headSnapshot(t, r)
 	if err := fstest.TestFS(snap.FS, "SKILL.md", "scripts/run.py", "a/b/c/deep.txt", "a-b/x.txt", "references/nested/n.md"); err != nil {
 		t.Fatal(err)
 	}
@@ -258,11 +253,7 @@ func TestTreeFSSymlinks(t *testing.T) {
 	r.Symlink(t, "skill/link", "../secret")
 	r.Symlink(t, "skill/inside", "SKILL.md")
 	r.Commit(t, nil, "links")
-	head, _ := r.Git().Head()
-	snap, err := NewSnapshot(r.Git(), head.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := headSnapshot(t, r)
 	fi, err := fs.Lstat(snap.FS, "skill/link")
 	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		t.Fatalf("Lstat(skill/link) = %v, %v; want a link", fi, err)
@@ -333,4 +324,18 @@ func TestFetchSizeLimits(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(out, "data.bin")); err != nil || string(got) != data {
 		t.Fatalf("data.bin: %d bytes, %v; want %d bytes", len(got), err, len(data))
 	}
+}
+
+// headSnapshot is the snapshot of r's HEAD, read in place.
+func headSnapshot(t *testing.T, r *gittest.Repo) *Snapshot {
+	t.Helper()
+	head, err := r.Git().Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := NewSnapshot(r.Git(), head.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
 }

@@ -30,10 +30,10 @@ const (
 // (discovery, the audit, the checkout) and each tree more often.
 type memo struct {
 	storer.EncodedObjectStorer
-	// objects is a local repository's objects folder, whose loose
-	// objects are read straight from their files (readLoose); "" for
-	// other stores.
-	objects string
+	// loose is a local repository's objects folder, whose loose objects
+	// are read straight from their files (readLoose); "" for other
+	// stores (diskStore.loose).
+	loose string
 
 	mu   sync.Mutex
 	objs map[plumbing.Hash]plumbing.EncodedObject
@@ -95,11 +95,11 @@ func (m *memo) keep(h plumbing.Hash, mo *plumbing.MemoryObject) *plumbing.Memory
 // its object cache (a scratch benchmark of 2,000 objects: 63–93 ms
 // against 26–36 ms). It uses go-git's own decoder (objfile).
 func (m *memo) readLoose(h plumbing.Hash) *plumbing.MemoryObject {
-	if m.objects == "" {
+	if m.loose == "" {
 		return nil
 	}
 	hex := h.String()
-	f, err := platform.OpenFile(filepath.Join(m.objects, hex[:2], hex[2:]), os.O_RDONLY, 0)
+	f, err := platform.OpenFile(filepath.Join(m.loose, hex[:2], hex[2:]), os.O_RDONLY, 0)
 	if err != nil {
 		return nil
 	}
@@ -147,7 +147,7 @@ func inMemory(o plumbing.EncodedObject) (*plumbing.MemoryObject, error) {
 func memoTree(repo *git.Repository, c *object.Commit) (*object.Tree, error) {
 	m := &memo{EncodedObjectStorer: repo.Storer, objs: map[plumbing.Hash]plumbing.EncodedObject{}}
 	if d, ok := repo.Storer.(*diskStore); ok {
-		m.objects = d.loose
+		m.loose = d.loose
 	}
 	return object.GetTree(m, c.TreeHash)
 }

@@ -87,14 +87,7 @@ func TestTreeFSConcurrentUse(t *testing.T) {
 		files[fmt.Sprintf("skills/s%02d/scripts/run.py", i)] = fmt.Sprintf("print(%d)", i)
 	}
 	r := gittest.NewRepo(t, files)
-	head, err := r.Git().Head()
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := NewSnapshot(r.Git(), head.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := headSnapshot(t, r)
 	var (
 		wg  sync.WaitGroup
 		bad atomic.Int32
@@ -190,7 +183,7 @@ func TestMemoReadsLooseObjects(t *testing.T) {
 			}
 			// A fresh store, so that nothing read above is cached in it.
 			count := &countingStore{EncodedObjectStorer: newStorage(filepath.Join(r.Dir(), ".git"), false), reads: map[plumbing.Hash]int{}}
-			m := &memo{EncodedObjectStorer: count, objects: filepath.Join(r.Dir(), ".git", "objects"), objs: map[plumbing.Hash]plumbing.EncodedObject{}}
+			m := &memo{EncodedObjectStorer: count, loose: filepath.Join(r.Dir(), ".git", "objects"), objs: map[plumbing.Hash]plumbing.EncodedObject{}}
 			if _, err := m.EncodedObject(plumbing.BlobObject, c.TreeHash); err != plumbing.ErrObjectNotFound {
 				t.Errorf("the root tree asked for as a blob: %v, want %v", err, plumbing.ErrObjectNotFound)
 			}
@@ -235,14 +228,7 @@ func TestWriteTreeTakesNoBufferPerFile(t *testing.T) {
 		tree[fmt.Sprintf("s/f%02d.md", i)] = strings.Repeat("w", 2000)
 	}
 	r := gittest.NewRepo(t, tree)
-	head, err := r.Git().Head()
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := NewSnapshot(r.Git(), head.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := headSnapshot(t, r)
 	dst := t.TempDir()
 	// The first write fills the memo and the pool.
 	if err := WriteTree(snap.FS, "s", filepath.Join(dst, "one"), Limits{}); err != nil {
