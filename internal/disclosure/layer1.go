@@ -51,13 +51,21 @@ const layer1Intro = "Skills add instructions and tools for specific tasks. When 
 // kept, even past the budget, since without them no skill can be used.
 func Layer1(skills []Skill, tools []Tool, budget int) (text string, included, dropped []string) {
 	var b strings.Builder
+	// Grown once: to the whole text, or to the budget when that is less.
+	want := len(layer1Intro) + 64
+	for _, t := range tools {
+		want += len(t.Name) + len(t.Description) + 5
+	}
+	for _, s := range skills {
+		want += len(s.Name) + len(s.Description) + 5
+	}
+	b.Grow(min(want, budget+1<<10))
 	if len(tools) > 0 {
 		b.WriteString("## Tools\n")
 		for _, t := range tools {
 			b.WriteString(line(t.Name, t.Description))
 		}
 	}
-	var lines []string
 	size := utf8.RuneCountInString(b.String())
 	header := "\n## Skills\n" + layer1Intro
 	headerSize := utf8.RuneCountInString(header)
@@ -65,26 +73,34 @@ func Layer1(skills []Skill, tools []Tool, budget int) (text string, included, dr
 		if s.DisableModelInvocation {
 			continue
 		}
-		// Sized before it is built (line's "- name: desc\n"): with many
-		// skills, most are dropped.
-		desc := collapseSpace(s.Description)
-		n := len("- : \n") + utf8.RuneCountInString(s.Name) + utf8.RuneCountInString(desc)
-		if len(lines) == 0 {
-			n += headerSize
+		// Sized before it is built (line's "- name: desc\n"), and only
+		// as far as the room left: with many skills, most are dropped,
+		// and each of those is then read only that far.
+		room := budget - size - len("- : \n") - utf8.RuneCountInString(s.Name)
+		if len(included) == 0 {
+			room -= headerSize
 		}
-		if size+n > budget {
+		desc, n, fits := s.Description, 0, true
+		if len(desc) <= room { // a byte is at least a rune
+			desc = collapseSpace(desc)
+			n = utf8.RuneCountInString(desc)
+		} else if n, fits = collapsedRunes(desc, room); fits {
+			desc = collapseSpace(desc)
+		}
+		if !fits {
 			dropped = append(dropped, s.Name)
 			continue
 		}
-		size += n
-		lines = append(lines, line(s.Name, desc))
-		included = append(included, s.Name)
-	}
-	if len(lines) > 0 {
-		b.WriteString(header)
-		for _, l := range lines {
-			b.WriteString(l)
+		size = budget - room + n
+		if len(included) == 0 {
+			b.WriteString(header)
 		}
+		b.WriteString("- ")
+		b.WriteString(s.Name)
+		b.WriteString(": ")
+		b.WriteString(desc)
+		b.WriteByte('\n')
+		included = append(included, s.Name)
 	}
 	return b.String(), included, dropped
 }
@@ -125,6 +141,39 @@ func collapseSpace(s string) string {
 		return strings.Join(strings.Fields(s), " ")
 	}
 	return s
+}
+
+// collapsedRunes is utf8.RuneCountInString(collapseSpace(s)) while that
+// is at most limit; past it, it stops reading and reports false.
+func collapsedRunes(s string, limit int) (n int, fits bool) {
+	if limit < 0 {
+		return 0, false
+	}
+	gap := false // white space after a word: one space, if a word follows
+	for i := 0; i < len(s); {
+		var space bool
+		if c := s[i]; c < utf8.RuneSelf {
+			space = asciiSpace[c] == 1
+			i++
+		} else {
+			r, w := utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+			i += w
+		}
+		switch {
+		case space:
+			gap = n > 0
+			continue
+		case gap:
+			n, gap = n+2, false
+		default:
+			n++
+		}
+		if n > limit {
+			return n, false
+		}
+	}
+	return n, true
 }
 
 // asciiSpace marks the ASCII bytes unicode.IsSpace reports, as strings

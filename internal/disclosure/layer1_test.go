@@ -111,3 +111,71 @@ func FuzzCollapseSpace(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCollapsedRunes checks the bounded count Layer1 sizes lines with
+// against the definition: the rune count of the collapsed text, and
+// whether it is within limit.
+func FuzzCollapsedRunes(f *testing.F) {
+	for _, s := range []string{"", " ", "a b", " a ", "a  b", "a\tb\n", "a\u00a0b", "\u3000x\u3000", "\xff a", "héllo wörld"} {
+		f.Add(s, 3)
+		f.Add(s, 0)
+	}
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		want := utf8.RuneCountInString(strings.Join(strings.Fields(s), " "))
+		n, fits := collapsedRunes(s, limit)
+		if fits != (want <= limit) || fits && n != want {
+			t.Fatalf("collapsedRunes(%q, %d) = %d, %v; the text has %d runes", s, limit, n, fits, want)
+		}
+	})
+}
+
+// TestLayer1AtEveryBudget compares Layer1 with its plain definition (every
+// line sized in full) at every budget up to past the whole text, so that
+// a line that fits exactly, or misses by one rune, is placed as the
+// definition says.
+func TestLayer1AtEveryBudget(t *testing.T) {
+	t.Parallel()
+	skills := []Skill{
+		{Name: "alpha", Description: "Does alpha things.\nOn two lines."},
+		{Name: "wide", Description: "  Ünïcödé  \u3000 spaced\tout  "},
+		{Name: "hidden", Description: "Only for people.", DisableModelInvocation: true},
+		{Name: "empty", Description: ""},
+		{Name: "long", Description: strings.Repeat("word ", 40)},
+		{Name: "z", Description: "Z."},
+	}
+	define := func(budget int) (string, []string, []string) {
+		var b strings.Builder
+		b.WriteString("## Tools\n" + line(testTools[0].Name, testTools[0].Description))
+		header := "\n## Skills\n" + layer1Intro
+		size := utf8.RuneCountInString(b.String())
+		var lines, inc, drop []string
+		for _, s := range skills {
+			if s.DisableModelInvocation {
+				continue
+			}
+			l := line(s.Name, s.Description)
+			n := utf8.RuneCountInString(l)
+			if len(lines) == 0 {
+				n += utf8.RuneCountInString(header)
+			}
+			if size+n > budget {
+				drop = append(drop, s.Name)
+				continue
+			}
+			size += n
+			lines, inc = append(lines, l), append(inc, s.Name)
+		}
+		if len(lines) > 0 {
+			b.WriteString(header + strings.Join(lines, ""))
+		}
+		return b.String(), inc, drop
+	}
+	full, _, _ := define(1 << 20)
+	for budget := 0; budget <= utf8.RuneCountInString(full)+1; budget++ {
+		text, inc, drop := Layer1(skills, testTools[:1], budget)
+		wantText, wantInc, wantDrop := define(budget)
+		if text != wantText || !slices.Equal(inc, wantInc) || !slices.Equal(drop, wantDrop) {
+			t.Fatalf("budget %d: got %v %v\n%s\nwant %v %v\n%s", budget, inc, drop, text, wantInc, wantDrop, wantText)
+		}
+	}
+}

@@ -27,6 +27,23 @@ func (t *ToolRef) Exposed() string {
 	return QualifiedName(t.Skill, t.Name)
 }
 
+// plainLine reports whether s is printable ASCII with no space at either
+// end: FirstLine leaves such a line as it is, but for its length.
+func plainLine(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // QualifiedName is skill__tool, cut to MaxToolName with a short hash.
 func QualifiedName(skill, tool string) string {
 	return clampName(skill + QualifiedSeparator + tool)
@@ -45,6 +62,9 @@ func clampName(name string) string {
 // when max is 0), marking a cut with "…": descriptions in tables and
 // error text in one-line messages.
 func FirstLine(s string, max int) string {
+	if (max <= 0 || len(s) <= max) && plainLine(s) {
+		return s // one pass for what almost every description is
+	}
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}

@@ -76,12 +76,27 @@ var cellReplacer = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 // (workspace.EscapeTerminal).
 func (t *table) row(cols ...string) {
 	for _, c := range cols {
+		if printable(c) { // one pass for what almost every cell is
+			t.cells = append(t.cells, c)
+			continue
+		}
 		if strings.ContainsAny(c, "\t\n\r") {
 			c = cellReplacer.Replace(c)
 		}
 		t.cells = append(t.cells, workspace.EscapeTerminal(c))
 	}
 	t.ends = append(t.ends, len(t.cells))
+}
+
+// printable reports whether s is printable ASCII, which a cell shows as
+// it is.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *table) flush() error {

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/agentskills/agent/internal/app/workspace"
 )
 
 // tableOf builds a table of ncol columns from the comma-separated cells of
@@ -59,4 +63,32 @@ func FuzzTableLayout(f *testing.F) {
 			t.Fatalf("layout:\n%q\ntabwriter:\n%q", got, want)
 		}
 	})
+}
+
+// FuzzTableCell holds a row's cells to their definition: tabs and line
+// breaks become spaces, then what a terminal would obey is escaped.
+func FuzzTableCell(f *testing.F) {
+	for _, s := range []string{"plain text", "a\tb\r\nc", "\x1b[2J", "\x7f", "é", "\xff", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tb := newTable(io.Discard)
+		tb.row(s)
+		if want := workspace.EscapeTerminal(cellReplacer.Replace(s)); tb.cells[0] != want {
+			t.Fatalf("cell of %q = %q, want %q", s, tb.cells[0], want)
+		}
+	})
+}
+
+// BenchmarkToolsTable1000 lays out `agent tools`'s table of 1,000 tools,
+// with each description cut to its first line as toolsRun does.
+func BenchmarkToolsTable1000(b *testing.B) {
+	desc := "Converts CSV and Excel files into charts and summary tables. Use when the user shares tabular data."
+	for b.Loop() {
+		tb := newTable(io.Discard, "NAME", "SKILL", "DESCRIPTION")
+		for i := range 1000 {
+			tb.row("convert_table", fmt.Sprintf("skill-%04d", i), workspace.FirstLine(desc, 100))
+		}
+		_ = tb.flush()
+	}
 }

@@ -224,13 +224,17 @@ func BenchmarkAddRemove(b *testing.B) {
 }
 
 // BenchmarkTools1000InProcess is `agent tools` in process over 1,000
-// skills, for profiling the listing path.
-func BenchmarkTools1000InProcess(b *testing.B) {
+// skills, for profiling the listing path; BenchmarkPrompt1000InProcess is
+// `agent prompt` over the same home.
+func BenchmarkTools1000InProcess(b *testing.B)  { benchListing1000(b, "tools") }
+func BenchmarkPrompt1000InProcess(b *testing.B) { benchListing1000(b, "prompt") }
+
+func benchListing1000(b *testing.B, cmd string) {
 	home := indexedHome(b, 1000, 2)
 	env := map[string]string{"AGENT_HOME": home, "AGENT_SKILLS": "all"}
-	runInProcess(b, env, "tools")
+	runInProcess(b, env, cmd)
 	for b.Loop() {
-		if _, errOut, code := runInProcess(b, env, "tools"); code != 0 {
+		if _, errOut, code := runInProcess(b, env, cmd); code != 0 {
 			b.Fatal(errOut)
 		}
 	}
