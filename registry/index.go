@@ -162,11 +162,11 @@ func decodeHead(data []byte, st stamp) (entries []Entry, recs []indexed, linesAt
 		}
 		rec := d.b[i:j:j]
 		rd := &dec{b: rec, s: d.s[i:j], slab: sl}
-		e := rd.entry()
+		entries = entries[:len(entries)+1]
+		rd.entry(&entries[len(entries)-1])
 		if rd.err || rd.off != len(rec) {
 			return nil, nil, 0, false
 		}
-		entries = append(entries, e)
 		recs = append(recs, indexed{rec: rec})
 	}
 	if d.off != len(body) {
@@ -536,6 +536,10 @@ func (d *dec) newListing() *Listing {
 }
 
 func (d *dec) uvarint() uint64 {
+	if d.off < len(d.b) && d.b[d.off] < 0x80 && !d.err { // most are one byte
+		d.off++
+		return uint64(d.b[d.off-1])
+	}
 	if d.err {
 		return 0
 	}
@@ -572,6 +576,13 @@ func (d *dec) take(n uint64) (int, int) {
 }
 
 func (d *dec) str() string {
+	// Most strings are shorter than 128 bytes: a one-byte length.
+	if i := d.off + 1; i <= len(d.b) && !d.err {
+		if n := int(d.b[d.off]); n < 0x80 && n <= len(d.b)-i {
+			d.off = i + n
+			return d.s[i:d.off]
+		}
+	}
 	i, j := d.take(d.uvarint())
 	return d.s[i:j]
 }
@@ -639,8 +650,8 @@ func (d *dec) time() time.Time {
 	return time.Time{}
 }
 
-func (d *dec) entry() Entry {
-	var x Entry
+// entry decodes a record into x, which is zero.
+func (d *dec) entry(x *Entry) {
 	x.Name = d.str()
 	x.Canonical = d.str()
 	x.Source = d.str()
@@ -681,7 +692,7 @@ func (d *dec) entry() Entry {
 	x.Signer = d.str()
 	x.TrustedHashes = d.strs()
 	if !d.bool() {
-		return x
+		return
 	}
 	l := d.newListing()
 	m := &l.Manifest
@@ -723,7 +734,6 @@ func (d *dec) entry() Entry {
 		}
 	}
 	x.Listing = l
-	return x
 }
 
 // known is what the store last read or wrote: the index records of its
@@ -764,7 +774,7 @@ func (x *index) unchanged(st stamp) ([]Entry, bool) {
 	entries := make([]Entry, len(k.recs))
 	for i, r := range k.recs {
 		d := &dec{b: r.rec, s: unsafe.String(unsafe.SliceData(r.rec), len(r.rec))}
-		if entries[i] = d.entry(); d.err {
+		if d.entry(&entries[i]); d.err {
 			return nil, false
 		}
 	}

@@ -52,3 +52,34 @@ func BenchmarkRegistryWrite1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIndexDecode1000 decodes the records of an index of 1,000
+// entries that each have a listing and a plugin tool, as every listing
+// command does once (its read is BenchmarkIndexWrite1000's file).
+func BenchmarkIndexDecode1000(b *testing.B) {
+	s := NewStore(b.TempDir())
+	entries := benchEntries(b, s, 1000)
+	for i := range entries {
+		e := &entries[i]
+		e.Tools = []Tool{{Name: "convert_table", Description: "Convert a table of data into a chart.", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}}
+		e.Listing = &Listing{Fingerprint: "2233:1795954778024726892:123456", Runnable: []string{"chart.py", "summary.py"}}
+		e.Listing.Manifest.Scripts = []string{"scripts/*.py"}
+	}
+	recs, err := records(entries, known{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := stamp{1, 2, 3, 4, 5}
+	if err := s.idx.write(s.SkillsDir(), st, recs); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(s.idx.path(s.SkillsDir()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, _, _, ok := decodeHead(data, st); !ok {
+			b.Fatal("index does not decode")
+		}
+	}
+}

@@ -66,7 +66,8 @@ func TestIndexCodecCoversEntry(t *testing.T) {
 	var e enc
 	e.entry(&want)
 	d := &dec{b: e.b, s: string(e.b)}
-	got := d.entry()
+	var got Entry
+	d.entry(&got)
 	if d.err || d.off != len(e.b) {
 		t.Fatalf("decode failed (err %v, %d of %d bytes)", d.err, d.off, len(e.b))
 	}
@@ -80,7 +81,8 @@ func TestIndexCodecCoversEntry(t *testing.T) {
 	want.InstalledAt = time.Date(2025, 1, 2, 3, 4, 5, 6, time.FixedZone("", 3600))
 	e.b = nil
 	e.entry(&want)
-	got = (&dec{b: e.b, s: string(e.b)}).entry()
+	got = Entry{}
+	(&dec{b: e.b, s: string(e.b)}).entry(&got)
 	if !reflect.DeepEqual(got.Listing, want.Listing) || len(got.Tools) != 0 || got.Tools == nil || !got.InstalledAt.Equal(want.InstalledAt) {
 		t.Fatalf("round trip of false/empty/zone values: got %+v", got)
 	}
