@@ -61,9 +61,7 @@ func (t *CL100K) Load() error {
 // description reaches a model. It panics only if the embedded table is
 // broken, which the tests rule out.
 func (t *CL100K) Count(text string) int {
-	n := 0
-	t.encode(text, func(int) { n++ })
-	return n
+	return t.encode(text, nil)
 }
 
 // Encode returns the token ids of text (used by tests to compare with
@@ -74,7 +72,10 @@ func (t *CL100K) Encode(text string) []int {
 	return ids
 }
 
-func (t *CL100K) encode(text string, emit func(int)) {
+// encode passes the token ids of text to emit and returns how many there
+// are; with emit nil it only counts, which saves the last lookup of every
+// merged part.
+func (t *CL100K) encode(text string, emit func(int)) int {
 	if err := t.Load(); err != nil {
 		panic(err)
 	}
@@ -84,16 +85,25 @@ func (t *CL100K) encode(text string, emit func(int)) {
 		text = string([]rune(text))
 	}
 	var parts []part
+	n := 0
 	for i := 0; i < len(text); {
 		j := nextPiece(text, i)
 		piece := text[i:j]
 		if r, ok := t.tab.Rank(piece); ok {
-			emit(r)
+			n++
+			if emit != nil {
+				emit(r)
+			}
 		} else {
-			parts = merge(t.tab, piece, parts[:0], emit)
+			parts = merge(t.tab, piece, parts[:0])
+			n += len(parts) - 1
+			if emit != nil {
+				emitParts(t.tab, piece, parts, emit)
+			}
 		}
 		i = j
 	}
+	return n
 }
 
 // part is a boundary of the byte-pair merge: the start of a part and the rank
@@ -104,13 +114,9 @@ type part struct {
 }
 
 // merge is tiktoken's byte_pair_merge: repeatedly join the adjacent pair with
-// the lowest rank (the leftmost on ties) until no pair is a token.
-func merge(t *bpe.Table, piece string, parts []part, emit func(int)) []part {
-	if len(piece) == 1 {
-		r, _ := t.Rank(piece)
-		emit(r)
-		return parts
-	}
+// the lowest rank (the leftmost on ties) until no pair is a token. The
+// tokens are the pieces between the parts' starts (len(parts)-1 of them).
+func merge(t *bpe.Table, piece string, parts []part) []part {
 	for i := 0; i <= len(piece); i++ {
 		parts = append(parts, part{start: i, rank: math.MaxInt})
 	}
@@ -142,6 +148,11 @@ func merge(t *bpe.Table, piece string, parts []part, emit func(int)) []part {
 		}
 		parts = append(parts[:i+1], parts[i+2:]...)
 	}
+	return parts
+}
+
+// emitParts passes the token id of each part merge left.
+func emitParts(t *bpe.Table, piece string, parts []part, emit func(int)) {
 	for i := 0; i+1 < len(parts); i++ {
 		r, ok := t.Rank(piece[parts[i].start:parts[i+1].start])
 		if !ok {
@@ -151,7 +162,6 @@ func merge(t *bpe.Table, piece string, parts []part, emit func(int)) []part {
 		}
 		emit(r)
 	}
-	return parts
 }
 
 // nextPiece returns the end of the pre-tokenizer piece that starts at byte i

@@ -105,8 +105,8 @@ func TestCL100KMatchesTiktokenOnRepoFiles(t *testing.T) {
 			s = s[:16000]
 		}
 		got, want := tok.Encode(s), refEncode(t, s)
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: %d tokens, tiktoken-go %d", f, len(got), len(want))
+		if !slices.Equal(got, want) || tok.Count(s) != len(want) {
+			t.Errorf("%s: %d tokens (counted %d), tiktoken-go %d", f, len(got), tok.Count(s), len(want))
 		}
 		total += len(want)
 	}
@@ -125,6 +125,9 @@ func FuzzCL100K(f *testing.F) {
 		got, want := tok.Encode(s), refEncode(t, s)
 		if !slices.Equal(got, want) {
 			t.Errorf("Encode(%q)\n got %v\nwant %v", s, got, want)
+		}
+		if n := tok.Count(s); n != len(want) {
+			t.Errorf("Count(%q) = %d, want %d", s, n, len(want))
 		}
 	})
 }
