@@ -30,12 +30,12 @@ func (t *ToolRef) Exposed() string {
 // plainLine reports whether s is printable ASCII with no space at either
 // end: FirstLine leaves such a line as it is, but for its length.
 func plainLine(s string) bool {
-	if s == "" {
-		return true
-	}
-	if s[0] == ' ' || s[len(s)-1] == ' ' {
-		return false
-	}
+	return s == "" || s[0] != ' ' && s[len(s)-1] != ' ' && PrintableASCII(s)
+}
+
+// PrintableASCII reports whether every byte of s is printable ASCII: text
+// that needs no escaping for a terminal and lays out one column a byte.
+func PrintableASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f {
 			return false

@@ -76,7 +76,7 @@ var cellReplacer = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 // (workspace.EscapeTerminal).
 func (t *table) row(cols ...string) {
 	for _, c := range cols {
-		if printable(c) { // one pass for what almost every cell is
+		if workspace.PrintableASCII(c) { // one pass for what almost every cell is
 			t.cells = append(t.cells, c)
 			continue
 		}
@@ -86,17 +86,6 @@ func (t *table) row(cols ...string) {
 		t.cells = append(t.cells, workspace.EscapeTerminal(c))
 	}
 	t.ends = append(t.ends, len(t.cells))
-}
-
-// printable reports whether s is printable ASCII, which a cell shows as
-// it is.
-func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 func (t *table) flush() error {
